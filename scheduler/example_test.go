@@ -1,0 +1,110 @@
+package scheduler_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/taskqueue-go/taskqueue/scheduler"
+)
+
+// A scheduler with a limit of one runs its items one after the other, in the
+// order they were queued.
+func Example() {
+	s := scheduler.New(1)
+	var out []string
+	for _, word := range []string{"one", "two", "three"} {
+		s.Enqueue(scheduler.Func(func() { out = append(out, word) }))
+	}
+	s.Wait(context.Background())
+	fmt.Println(out)
+	// Output: [one two three]
+}
+
+func ExampleScheduler_TryDequeue() {
+	s := scheduler.New(1)
+	release := make(chan struct{})
+	s.Enqueue(scheduler.Func(func() { <-release })) // keeps the only slot busy
+	id, _ := s.Enqueue(scheduler.Func(func() { fmt.Println("never printed") }))
+
+	fmt.Println("removed:", s.TryDequeue(id))
+	fmt.Println("removed again:", s.TryDequeue(id))
+	close(release)
+	s.Wait(context.Background())
+	// Output:
+	// removed: true
+	// removed again: false
+}
+
+// A barrier waits for the items queued before it and runs alone.
+func ExampleBarrier() {
+	s := scheduler.New(4)
+	var mu sync.Mutex
+	sum := 0
+	for i := 1; i <= 10; i++ {
+		s.Enqueue(scheduler.Func(func() {
+			mu.Lock()
+			defer mu.Unlock()
+			sum += i
+		}))
+	}
+	s.Enqueue(scheduler.Barrier(scheduler.Func(func() {
+		fmt.Println("sum before the barrier:", sum) // no lock: nothing else runs
+	})))
+	s.Wait(context.Background())
+	// Output: sum before the barrier: 55
+}
+
+// TryRun runs an item on the caller when the scheduler is idle, which saves
+// the hand-off to a worker goroutine.
+func ExampleScheduler_TryRun() {
+	s := scheduler.New(1)
+	ran := s.TryRun(scheduler.Func(func() { fmt.Println("on the caller") }))
+	fmt.Println("ran:", ran)
+	// Output:
+	// on the caller
+	// ran: true
+}
+
+// An item of a serial scheduler that must wait for an item it queued takes
+// it back and runs it inline, instead of waiting for a slot it holds itself.
+func ExampleScheduler_RunInline() {
+	s := scheduler.New(1)
+	s.Enqueue(scheduler.Func(func() {
+		inner := scheduler.Func(func() { fmt.Println("inner") })
+		id, _ := s.Enqueue(inner)
+		if s.TryDequeue(id) {
+			s.RunInline(inner)
+		}
+		fmt.Println("outer done")
+	}))
+	s.Wait(context.Background())
+	// Output:
+	// inner
+	// outer done
+}
+
+func ExampleWithMaxPending() {
+	s := scheduler.New(1, scheduler.WithMaxPending(1))
+	started, release := make(chan struct{}), make(chan struct{})
+	s.Enqueue(scheduler.Func(func() { close(started); <-release }))
+	<-started                            // a running item holds no room
+	s.Enqueue(scheduler.Func(func() {})) // a waiting one fills the list
+	_, err := s.Enqueue(scheduler.Func(func() {}))
+	fmt.Println(err)
+	close(release)
+	s.Wait(context.Background())
+	// Output: scheduler: list full
+}
+
+func ExampleWithPanicHandler() {
+	s := scheduler.New(1, scheduler.WithPanicHandler(func(p *scheduler.PanicError) {
+		fmt.Println("recovered:", p.Value)
+	}))
+	s.Enqueue(scheduler.Func(func() { panic("oops") }))
+	s.Enqueue(scheduler.Func(func() { fmt.Println("next item runs") }))
+	s.Wait(context.Background())
+	// Output:
+	// recovered: oops
+	// next item runs
+}
