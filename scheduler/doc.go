@@ -16,15 +16,18 @@
 // starts. [Barrier] marks an item that runs alone. [WithMaxPending] bounds the
 // list: [Scheduler.Enqueue] then fails with [ErrFull] and
 // [Scheduler.EnqueueContext] waits for room, on a semaphore from
-// golang.org/x/sync.
+// golang.org/x/sync. [Scheduler.Reserve] takes room for an item that will be
+// queued later, such as a delayed task, so that queuing it then never fails.
 //
 // # Running on the caller
 //
 // [Scheduler.TryRun] runs an item on the calling goroutine when the
-// Scheduler is idle enough for that to keep FIFO order, and
-// [Scheduler.RunInline] lets an item that is running run another one on its
-// own slot, which is how a synchronous wait from inside a serial scheduler
-// completes instead of deadlocking.
+// Scheduler is idle enough for that to keep FIFO order ([Scheduler.TryAcquire]
+// and [Scheduler.Release] do the same around code of the caller's own).
+// [Scheduler.Holds] reports whether the calling goroutine is running an item,
+// and [Scheduler.RunInline] lets such a goroutine run another item on its own
+// slot, which is how a synchronous wait from inside a serial scheduler
+// completes instead of deadlocking (.NET's TryExecuteTaskInline rule).
 //
 // # Panics
 //

@@ -16,8 +16,14 @@ type list struct {
 	base ID     // ID of the item in buf[head]
 }
 
-// minCap is the capacity of a list's first buffer.
-const minCap = 16
+const (
+	// minCap is the capacity of a list's first buffer.
+	minCap = 16
+	// maxIdleCap is the largest buffer an emptied list keeps (64 KiB on
+	// 64-bit systems): enough that a steady flow of work does not allocate,
+	// small enough that an idle list does not pin a burst's peak.
+	maxIdleCap = 4096
+)
 
 // push appends t, which must not be nil, and returns its ID.
 func (l *list) push(t Task) ID {
@@ -109,7 +115,7 @@ func (l *list) trim() {
 	}
 	if l.n == 0 {
 		l.head = 0
-		if len(l.buf) > 1024 {
+		if len(l.buf) > maxIdleCap {
 			l.buf = nil
 		}
 	}

@@ -78,6 +78,8 @@ type Scheduler struct {
 	closed    bool
 	idle      chan struct{}            // made by Wait; closed and cleared once nothing is queued or running
 	waiters   map[*roomWaiter]struct{} // EnqueueContext calls waiting for room; Close wakes them
+	holders   []uintptr                // the goroutine (see curg) holding each slot index; 0 if free
+	free      []int                    // free indices of holders
 }
 
 // roomWaiter is an EnqueueContext call blocked on a full list.
@@ -199,10 +201,66 @@ func (s *Scheduler) push(t Task) (ID, error) {
 	return id, nil
 }
 
+// Reserve takes room in the list for one item that will be queued later with
+// EnqueueReserved, for callers that accept an item now and queue it later (a
+// delayed task, say). The room counts against WithMaxPending until
+// EnqueueReserved uses it or Unreserve gives it back. Reserve never blocks:
+// it returns ErrFull if the list is full and ErrClosed after Close. For an
+// unbounded Scheduler it only checks that s is open.
+func (s *Scheduler) Reserve() error {
+	if s.room != nil && !s.room.TryAcquire(1) {
+		if s.isClosed() {
+			return ErrClosed
+		}
+		return ErrFull
+	}
+	return s.checkOpen()
+}
+
+// ReserveContext is Reserve that waits for room as EnqueueContext does.
+func (s *Scheduler) ReserveContext(ctx context.Context) error {
+	if s.room != nil && !s.room.TryAcquire(1) {
+		if err := s.waitForRoom(ctx); err != nil {
+			return err
+		}
+	}
+	return s.checkOpen()
+}
+
+// checkOpen returns the room just taken and ErrClosed if s is closed.
+func (s *Scheduler) checkOpen() error {
+	if s.isClosed() {
+		s.releaseRoom(1)
+		return ErrClosed
+	}
+	return nil
+}
+
+// Unreserve gives back room taken by Reserve or ReserveContext and not used.
+func (s *Scheduler) Unreserve() { s.releaseRoom(1) }
+
+// EnqueueReserved adds t at the end of the list on room taken earlier by
+// Reserve or ReserveContext, and returns its ID. It never blocks and never
+// fails, even after Close: the item was accepted when the room was taken.
+// Each reservation must be used or given back exactly once.
+func (s *Scheduler) EnqueueReserved(t Task) ID {
+	if t == nil {
+		panic("scheduler: EnqueueReserved(nil)")
+	}
+	s.mu.Lock()
+	id := s.list.push(t)
+	s.spawnLocked()
+	s.mu.Unlock()
+	return id
+}
+
 // spawnLocked starts the workers the list needs: one for each item that may
 // start now and that no live worker will take, within the limit. Workers
 // between two items count as takers, since each is about to pop one.
 func (s *Scheduler) spawnLocked() {
+	if s.active >= s.limit {
+		return
+	}
 	want := s.list.live
 	if s.exclusive {
 		want = 0
@@ -224,12 +282,13 @@ func (s *Scheduler) spawnLocked() {
 // ran is true, the worker first finishes the accounting of an item run by the
 // worker it replaces (see run).
 func (s *Scheduler) work(ran bool) {
+	slot := -1 // index in s.holders, once the worker has an item
 	for {
-		t := s.next(ran)
+		t := s.next(ran, &slot)
 		if t == nil {
 			return
 		}
-		s.run(t)
+		s.run(t, slot)
 		ran = true
 	}
 }
@@ -237,7 +296,7 @@ func (s *Scheduler) work(ran bool) {
 // next records the end of the item the worker ran, if ran, and takes the next
 // item. It returns nil, having released the worker's slot, when there is none
 // to take.
-func (s *Scheduler) next(ran bool) Task {
+func (s *Scheduler) next(ran bool, slot *int) Task {
 	s.mu.Lock()
 	if ran {
 		s.finishLocked()
@@ -245,7 +304,12 @@ func (s *Scheduler) next(ran bool) Task {
 	t := s.takeLocked()
 	if t == nil {
 		s.active--
+		if *slot >= 0 {
+			s.unholdLocked(*slot)
+		}
 		s.notifyIdleLocked()
+	} else if *slot < 0 {
+		*slot = s.holdLocked(curg())
 	}
 	s.mu.Unlock()
 	if t != nil {
@@ -287,10 +351,11 @@ func (s *Scheduler) finishLocked() {
 	}
 }
 
-// run runs t on the calling worker. A panic in t goes to the panic handler and
-// the worker carries on. If t calls runtime.Goexit the worker cannot carry on,
-// so it hands its slot and the accounting of t to a new worker.
-func (s *Scheduler) run(t Task) {
+// run runs t on the calling worker, which holds the slot index slot. A panic
+// in t goes to the panic handler and the worker carries on. If t calls
+// runtime.Goexit the worker cannot carry on, so it hands its slot and the
+// accounting of t to a new worker.
+func (s *Scheduler) run(t Task, slot int) {
 	normal := false
 	defer func() {
 		if normal {
@@ -300,6 +365,9 @@ func (s *Scheduler) run(t Task) {
 			s.onPanic(NewPanicError(v))
 			return
 		}
+		s.mu.Lock()
+		s.unholdLocked(slot)
+		s.mu.Unlock()
 		go s.work(true)
 	}()
 	t.Run()
@@ -309,36 +377,61 @@ func (s *Scheduler) run(t Task) {
 // TryRun runs t on the calling goroutine if s could start it at once without
 // breaking FIFO order, reporting whether it did. That is the case when
 // nothing is queued, a slot is free and no barrier runs (libdispatch runs
-// dispatch_sync on an idle queue the same way). t takes a slot for its run,
-// so the limit holds. A panic in t propagates to the caller of TryRun, as a
-// plain call would. After Close, TryRun reports false.
+// dispatch_sync on an idle queue the same way); a barrier also needs nothing
+// to be running. t takes a slot for its run, so the limit holds. A panic in t
+// propagates to the caller of TryRun, as a plain call would. After Close,
+// TryRun reports false.
 func (s *Scheduler) TryRun(t Task) bool {
 	if t == nil {
 		panic("scheduler: TryRun(nil)")
 	}
-	b, isBarrier := t.(*barrier)
-	s.mu.Lock()
-	if s.closed || s.exclusive || s.active >= s.limit || s.list.live > 0 || (isBarrier && s.running > 0) {
-		s.mu.Unlock()
+	if b, ok := t.(*barrier); ok {
+		if !s.tryAcquire(true) {
+			return false
+		}
+		t = b.Task
+	} else if !s.tryAcquire(false) {
 		return false
 	}
-	s.active++
-	s.running++
-	if isBarrier {
-		s.exclusive = true
-		t = b.Task
-	}
-	s.mu.Unlock()
-	defer s.endTryRun()
+	defer s.Release()
 	t.Run()
 	return true
 }
 
-func (s *Scheduler) endTryRun() {
+// TryAcquire is the first half of TryRun, for callers that run their work
+// without wrapping it in a Task: it takes a slot for the calling goroutine
+// when TryRun would run an item, and reports whether it did. The caller then
+// runs its work as an item of s, counted by Running, and must call Release
+// when the work is done, panicking or not.
+func (s *Scheduler) TryAcquire() bool { return s.tryAcquire(false) }
+
+func (s *Scheduler) tryAcquire(exclusive bool) bool {
 	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed || s.exclusive || s.active >= s.limit || s.list.live > 0 || (exclusive && s.running > 0) {
+		return false
+	}
+	s.active++
+	s.running++
+	s.exclusive = exclusive
+	s.holdLocked(curg())
+	return true
+}
+
+// Release gives back the slot the calling goroutine took with TryAcquire,
+// counting its work as completed. Items queued meanwhile start on new
+// workers. Release panics if the calling goroutine holds no such slot.
+func (s *Scheduler) Release() {
+	s.mu.Lock()
+	i := s.slotOfLocked(curg())
+	if i < 0 {
+		s.mu.Unlock()
+		panic("scheduler: Release from a goroutine that holds no slot")
+	}
+	s.unholdLocked(i)
 	s.active-- // the slot is free before finishLocked starts new workers
 	s.finishLocked()
-	s.spawnLocked() // items queued while t ran may need this slot
+	s.spawnLocked()
 	s.notifyIdleLocked()
 	s.mu.Unlock()
 }
@@ -349,8 +442,8 @@ func (s *Scheduler) endTryRun() {
 // exclusivity hold. A task that waits for a queued item of its own scheduler
 // would otherwise deadlock once every slot is taken; it may instead take the
 // item out with TryDequeue and run it here. A panic in t propagates to the
-// caller of RunInline. Called from a goroutine that runs no item of s,
-// RunInline lets one item more run than the limit allows.
+// caller of RunInline. RunInline panics if the calling goroutine runs no item
+// of s (see Holds).
 func (s *Scheduler) RunInline(t Task) {
 	if t == nil {
 		panic("scheduler: RunInline(nil)")
@@ -359,10 +452,52 @@ func (s *Scheduler) RunInline(t Task) {
 		t = b.Task
 	}
 	s.mu.Lock()
+	if s.slotOfLocked(curg()) < 0 {
+		s.mu.Unlock()
+		panic("scheduler: RunInline from a goroutine that runs no item of this scheduler")
+	}
 	s.nested++
 	s.mu.Unlock()
 	defer s.endRunInline()
 	t.Run()
+}
+
+// Holds reports whether the calling goroutine is running an item of s: as a
+// worker, after TryAcquire, or inside TryRun or RunInline. Such a goroutine
+// must not wait for an item queued behind its own, which cannot start before
+// the caller's ends on a serial scheduler; RunInline runs it instead.
+func (s *Scheduler) Holds() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.slotOfLocked(curg()) >= 0
+}
+
+// holdLocked records g as the holder of a slot and returns the slot's index.
+func (s *Scheduler) holdLocked(g uintptr) int {
+	if n := len(s.free); n > 0 {
+		i := s.free[n-1]
+		s.free = s.free[:n-1]
+		s.holders[i] = g
+		return i
+	}
+	s.holders = append(s.holders, g)
+	return len(s.holders) - 1
+}
+
+func (s *Scheduler) unholdLocked(i int) {
+	s.holders[i] = 0
+	s.free = append(s.free, i)
+}
+
+// slotOfLocked returns the index of the slot g holds, or -1. It scans the
+// slots, which are at most the limit, and is used off the hot paths.
+func (s *Scheduler) slotOfLocked(g uintptr) int {
+	for i, h := range s.holders {
+		if h == g {
+			return i
+		}
+	}
+	return -1
 }
 
 func (s *Scheduler) endRunInline() {

@@ -558,3 +558,93 @@ func TestEnqueueNilPanics(t *testing.T) {
 		}
 	}
 }
+
+func TestHolds(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := scheduler.New(2)
+		if s.Holds() {
+			t.Error("Holds() = true outside any item")
+		}
+		inItem := make(chan bool, 2)
+		s.Enqueue(scheduler.Func(func() {
+			inItem <- s.Holds()
+			helper := make(chan bool)
+			go func() { helper <- s.Holds() }() // a goroutine the item starts holds nothing
+			inItem <- <-helper
+		}))
+		if !<-inItem {
+			t.Error("Holds() = false on a worker running an item")
+		}
+		if <-inItem {
+			t.Error("Holds() = true on a goroutine started by an item")
+		}
+		s.TryRun(scheduler.Func(func() {
+			if !s.Holds() {
+				t.Error("Holds() = false inside TryRun")
+			}
+		}))
+		if !s.TryAcquire() {
+			t.Fatal("TryAcquire on an idle scheduler = false")
+		}
+		if !s.Holds() {
+			t.Error("Holds() = false after TryAcquire")
+		}
+		s.Release()
+		if s.Holds() {
+			t.Error("Holds() = true after Release")
+		}
+		if err := s.Wait(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+func TestInlineMisusePanics(t *testing.T) {
+	s := scheduler.New(1)
+	want := "scheduler: RunInline from a goroutine that runs no item of this scheduler"
+	if got := panicMessage(func() { s.RunInline(scheduler.Func(func() {})) }); got != want {
+		t.Errorf("RunInline outside an item panicked with %q; want %q", got, want)
+	}
+	want = "scheduler: Release from a goroutine that holds no slot"
+	if got := panicMessage(s.Release); got != want {
+		t.Errorf("Release without TryAcquire panicked with %q; want %q", got, want)
+	}
+}
+
+func TestReserve(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := scheduler.New(1, scheduler.WithMaxPending(2))
+		var log eventLog
+		a := newGate("a", &log)
+		s.Enqueue(a)
+		synctest.Wait()
+		if err := s.Reserve(); err != nil {
+			t.Fatalf("Reserve = %v", err)
+		}
+		if err := s.ReserveContext(t.Context()); err != nil {
+			t.Fatalf("ReserveContext = %v", err)
+		}
+		if err := s.Reserve(); err != scheduler.ErrFull {
+			t.Errorf("Reserve with the list full of reservations = %v; want ErrFull", err)
+		}
+		if _, err := s.Enqueue(scheduler.Func(func() {})); err != scheduler.ErrFull {
+			t.Errorf("Enqueue with the list full of reservations = %v; want ErrFull", err)
+		}
+		s.Unreserve()
+		s.Close()
+		if err := s.Reserve(); err != scheduler.ErrClosed {
+			t.Errorf("Reserve after Close = %v; want ErrClosed", err)
+		}
+		// A reservation taken before Close is honoured after it.
+		b := newGate("b", &log)
+		s.EnqueueReserved(b)
+		close(a.release)
+		close(b.release)
+		if err := s.Wait(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if got := log.take(); !slices.Equal(got, []string{"a", "b"}) {
+			t.Errorf("ran %v; want [a b]", got)
+		}
+	})
+}

@@ -1,0 +1,218 @@
+package taskqueue_test
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/taskqueue-go/taskqueue/taskqueue"
+)
+
+// The benchmarks name their cases key=value:
+//
+//	impl     taskqueue, or the baseline: channel (a buffered channel feeding
+//	         fixed workers), loop (the tasks called in a plain loop), pingpong
+//	         (a request and a reply over unbuffered channels)
+//	queue    serial, or concurrent (GOMAXPROCS workers)
+//	subs     goroutines submitting at once
+//	task     tiny (an atomic add) or 1us (about a microsecond of arithmetic)
+//
+// Throughput benchmarks count a task when it has run: every drainEvery tasks
+// each submitter waits for its tasks to finish.
+
+const drainEvery = 1024
+
+var counter atomic.Int64
+
+func tinyTask() { counter.Add(1) }
+
+// spinIters is how many rounds of spin take about a microsecond here.
+var spinIters = sync.OnceValue(func() int {
+	const rounds = 1 << 20
+	start := time.Now()
+	spin(rounds)
+	return int(rounds * int64(time.Microsecond) / int64(time.Since(start)))
+})
+
+var sink atomic.Uint64
+
+func spin(n int) {
+	x := uint64(n)
+	for range n {
+		x = x*6364136223846793005 + 1442695040888963407
+	}
+	sink.Add(x)
+}
+
+type benchTask struct {
+	name string
+	f    func()
+}
+
+func benchTasks() []benchTask {
+	n := spinIters()
+	return []benchTask{
+		{"tiny", tinyTask},
+		{"1us", func() { spin(n) }},
+	}
+}
+
+type benchQueue struct {
+	name string
+	new  func() *taskqueue.Queue
+}
+
+var benchQueues = []benchQueue{
+	{"serial", func() *taskqueue.Queue { return taskqueue.NewSerial() }},
+	{"concurrent", func() *taskqueue.Queue { return taskqueue.NewConcurrent(runtime.GOMAXPROCS(0)) }},
+}
+
+// drain waits until every task submitted to q before it has finished.
+func drain(q *taskqueue.Queue) {
+	ctx := context.Background()
+	q.RunBarrier(ctx, func(context.Context) error { return nil }).Wait(ctx)
+}
+
+// submitters runs submit b.N times in all, from subs goroutines, calling
+// drain every drainEvery submissions of each goroutine and at the end.
+func submitters(b *testing.B, subs int, submit, drain func()) {
+	b.ReportAllocs()
+	if subs == 1 {
+		for i := 1; b.Loop(); i++ {
+			submit()
+			if i%drainEvery == 0 {
+				drain()
+			}
+		}
+		drain()
+		return
+	}
+	b.SetParallelism(subs)
+	procs := runtime.GOMAXPROCS(0)
+	b.SetParallelism((subs + procs - 1) / procs)
+	b.RunParallel(func(pb *testing.PB) {
+		for i := 1; pb.Next(); i++ {
+			submit()
+			if i%drainEvery == 0 {
+				drain()
+			}
+		}
+		drain()
+	})
+}
+
+// BenchmarkGo measures fire-and-forget submission against a buffered channel
+// feeding fixed workers and, for the microsecond task, a plain loop.
+func BenchmarkGo(b *testing.B) {
+	for _, task := range benchTasks() {
+		for _, subs := range []int{1, 8} {
+			for _, bq := range benchQueues {
+				b.Run(fmt.Sprintf("impl=taskqueue/queue=%s/subs=%d/task=%s", bq.name, subs, task.name), func(b *testing.B) {
+					q := bq.new()
+					submitters(b, subs, func() { q.Go(task.f) }, func() { drain(q) })
+				})
+				b.Run(fmt.Sprintf("impl=channel/queue=%s/subs=%d/task=%s", bq.name, subs, task.name), func(b *testing.B) {
+					workers := 1
+					if bq.name == "concurrent" {
+						workers = runtime.GOMAXPROCS(0)
+					}
+					ch := make(chan func(), drainEvery)
+					var wg sync.WaitGroup
+					for range workers {
+						wg.Go(func() {
+							for f := range ch {
+								f()
+							}
+						})
+					}
+					// A full buffer holds the submitters to the workers' pace.
+					submitters(b, subs, func() { ch <- task.f }, func() {})
+					close(ch)
+					wg.Wait()
+				})
+			}
+			if task.name == "1us" && subs == 1 {
+				b.Run("impl=loop/task=1us", func(b *testing.B) {
+					b.ReportAllocs()
+					for b.Loop() {
+						task.f()
+					}
+				})
+			}
+		}
+	}
+}
+
+// BenchmarkRunAsync measures submission with a handle, which the submitter
+// does not wait for.
+func BenchmarkRunAsync(b *testing.B) {
+	ctx := context.Background()
+	tiny := func(context.Context) error { tinyTask(); return nil }
+	for _, subs := range []int{1, 8} {
+		for _, bq := range benchQueues {
+			b.Run(fmt.Sprintf("impl=taskqueue/queue=%s/subs=%d/task=tiny", bq.name, subs), func(b *testing.B) {
+				q := bq.new()
+				submitters(b, subs, func() { q.RunAsync(ctx, tiny) }, func() { drain(q) })
+			})
+		}
+	}
+	b.Run("impl=taskqueue/typed/queue=serial/subs=1/task=tiny", func(b *testing.B) {
+		q := taskqueue.NewSerial()
+		f := func(context.Context) (int, error) { tinyTask(); return 1, nil }
+		submitters(b, 1, func() { taskqueue.RunAsync(ctx, q, f) }, func() { drain(q) })
+	})
+}
+
+// BenchmarkRunSync measures submit-and-wait: RunSync on an idle queue, which
+// runs on the caller; a round trip through a worker (RunAsync and Wait)
+// against a request and reply over unbuffered channels; and RunSync from
+// many goroutines at once on one serial queue.
+func BenchmarkRunSync(b *testing.B) {
+	ctx := context.Background()
+	tiny := func(context.Context) error { tinyTask(); return nil }
+	for _, bq := range benchQueues {
+		b.Run(fmt.Sprintf("impl=taskqueue/state=idle/queue=%s", bq.name), func(b *testing.B) {
+			b.ReportAllocs()
+			q := bq.new()
+			for b.Loop() {
+				q.RunSync(ctx, tiny)
+			}
+		})
+	}
+	b.Run("impl=taskqueue/state=handoff/queue=serial", func(b *testing.B) {
+		b.ReportAllocs()
+		q := taskqueue.NewSerial()
+		for b.Loop() {
+			q.RunAsync(ctx, tiny).Wait(ctx)
+		}
+	})
+	b.Run("impl=pingpong/state=handoff", func(b *testing.B) {
+		b.ReportAllocs()
+		req, reply := make(chan func()), make(chan struct{})
+		go func() {
+			for f := range req {
+				f()
+				reply <- struct{}{}
+			}
+		}()
+		for b.Loop() {
+			req <- tinyTask
+			<-reply
+		}
+		close(req)
+	})
+	b.Run("impl=taskqueue/state=busy/queue=serial/subs=8", func(b *testing.B) {
+		b.ReportAllocs()
+		q := taskqueue.NewSerial()
+		b.SetParallelism(4)
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				q.RunSync(ctx, tiny)
+			}
+		})
+	})
+}

@@ -1,0 +1,52 @@
+// Package taskqueue runs work on serial and concurrent task queues.
+//
+// A [Queue] runs its tasks on a [scheduler.Scheduler]: [NewSerial] makes a
+// queue that runs one task at a time in submission order, [NewConcurrent] one
+// that runs up to n at once. [DefaultSerial] and [DefaultConcurrent] are
+// process-wide queues created on first use. Queues need no goroutine while
+// idle and no Close to be collected.
+//
+// # Submitting work
+//
+//   - [Queue.Go] runs a function with no handle, never blocking.
+//   - [Queue.RunAsync] returns a [Handle] at once; the generic [RunAsync]
+//     returns a [Future] that also carries the task's result.
+//   - [Queue.RunSync] and the generic [RunSync] block until the task is done.
+//   - [Queue.RunAfter] and the generic [RunAfter] start a task no earlier
+//     than a delay from now; a delayed task holds no goroutine while it waits.
+//   - [Queue.RunBarrier] runs a task alone on a concurrent queue, after the
+//     tasks before it and before those after it.
+//
+// Tasks receive the context they were submitted with. A task whose context is
+// done before it starts never runs, and its handle says so.
+//
+// # Serial queues and re-entry
+//
+// On a serial queue, task i+1 starts after task i returns and sees its memory
+// writes. A task may submit to its own queue: RunAsync and Go never block on
+// it, and RunSync from the task's goroutine runs the inner function at once,
+// in the task's place, where libdispatch would crash and other Go pools
+// deadlock. RunSync on an idle queue runs on the caller too, which saves the
+// hand-off to a worker.
+//
+// # Panics
+//
+// A panic in a task is recovered as a [*PanicError] holding the value and the
+// stack. RunSync re-panics with it in the caller. A task with a handle
+// completes with it, and it also goes to the queue's panic handler (see
+// [WithPanicHandler]), as do the panics of tasks started with Go; by default
+// the handler writes to the standard logger, so no panic goes unseen.
+//
+// # Shutting down
+//
+// [Queue.Close] and [Queue.Shutdown] stop a queue from accepting work and wait
+// until everything it accepted has run. [Queue.CloseNow] cancels what has not
+// started and reports how many tasks that was. Every handle completes: with
+// the task's outcome, or with a cancellation or [ErrClosed].
+//
+// # Testing
+//
+// Queues use the time package directly, so code that uses them is tested
+// with testing/synctest: create the queue inside the bubble, or use the
+// default queues, which keep nothing between uses.
+package taskqueue

@@ -1,0 +1,551 @@
+package taskqueue
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/taskqueue-go/taskqueue/scheduler"
+)
+
+// A Queue runs tasks on a [scheduler.Scheduler]: a serial queue one at a time,
+// in submission order; a concurrent queue up to a limit at a time, starting
+// them in submission order. Tasks run on worker goroutines that start on
+// demand and exit when the queue is empty, so an idle Queue holds no goroutine,
+// channel or timer, and one that is no longer used needs no Close.
+//
+// A Queue is safe for use by multiple goroutines. It must not be copied.
+// For a serial Queue, the return of each task happens before the start of the
+// next.
+type Queue struct {
+	s         *scheduler.Scheduler
+	onPanic   func(*PanicError)
+	bounded   bool // made WithMaxQueued
+	failFull  bool // FailWhenFull: never wait for room
+	isDefault bool // DefaultSerial or DefaultConcurrent, which cannot be closed
+
+	mu     sync.Mutex // guards the fields below
+	closed bool       // set by Shutdown and CloseNow
+	// The delayed tasks wait in a heap under a single timer, armed for the
+	// earliest; a delayed task holds no goroutine while it waits.
+	delayed delayHeap
+	dead    int           // entries of delayed whose task was canceled
+	timer   *time.Timer   // nil while delayed is empty
+	drained chan struct{} // made by Shutdown while delayed tasks remain; closed once none remain
+
+	panicked atomic.Uint64
+	canceled atomic.Uint64
+	rejected atomic.Uint64
+	skipped  atomic.Uint64 // canceled tasks that the scheduler still took, to skip them
+}
+
+// NewSerial returns a queue that runs one task at a time, in the order they
+// were submitted.
+func NewSerial(opts ...Option) *Queue {
+	return newQueue(1, opts)
+}
+
+// NewConcurrent returns a queue that runs up to n tasks at once, starting them
+// in the order they were submitted. NewConcurrent panics if n < 1.
+func NewConcurrent(n int, opts ...Option) *Queue {
+	if n < 1 {
+		panic(fmt.Sprintf("taskqueue: NewConcurrent(%d): concurrency must be positive", n))
+	}
+	return newQueue(n, opts)
+}
+
+func newQueue(limit int, opts []Option) *Queue {
+	o := buildOptions(opts)
+	q := &Queue{onPanic: o.onPanic, bounded: o.maxQueued > 0, failFull: o.whenFull == FailWhenFull}
+	sopts := []scheduler.Option{scheduler.WithPanicHandler(q.goPanicked)}
+	if q.bounded {
+		sopts = append(sopts, scheduler.WithMaxPending(o.maxQueued))
+	}
+	q.s = scheduler.New(limit, sopts...)
+	return q
+}
+
+// goPanicked receives the panics of tasks started with Go, which the
+// scheduler recovers.
+func (q *Queue) goPanicked(p *PanicError) {
+	q.panicked.Add(1)
+	q.onPanic(p)
+}
+
+// Limit returns the most tasks q runs at once: 1 for a serial queue.
+func (q *Queue) Limit() int { return q.s.Limit() }
+
+// Go submits f to run on q and returns at once, with no handle. It never
+// blocks: it returns ErrClosed if q is closed, and ErrQueueFull if q was made
+// WithMaxQueued and is full, whatever its policy. A panic in f goes to the
+// queue's panic handler (see WithPanicHandler). Go costs no allocation; see
+// BenchmarkGo.
+func (q *Queue) Go(f func()) error {
+	if f == nil {
+		nilFunc("Go")
+	}
+	if _, err := q.s.Enqueue(scheduler.Func(f)); err != nil {
+		q.rejected.Add(1)
+		return queueError(err)
+	}
+	return nil
+}
+
+// RunAsync submits f to run on q and returns its Handle at once. f receives
+// ctx. If ctx is done before f starts, f never runs and the handle completes
+// with ctx.Err(). On a queue made WithMaxQueued that is full, RunAsync waits
+// for room until ctx is done, or fails, as the queue's policy says; a failed
+// submission is reported by the handle, already done, with ErrClosed,
+// ErrQueueFull or ctx.Err(). RunAsync costs one allocation of 64 bytes; see
+// BenchmarkRunAsync.
+//
+// RunAsync is shorthand for the generic RunAsync with a task that returns no
+// value.
+func (q *Queue) RunAsync(ctx context.Context, f func(context.Context) error) *Handle {
+	if f == nil {
+		nilFunc("RunAsync")
+	}
+	t := &errTask{fn: f}
+	q.submit(ctx, &t.Handle, t)
+	return &t.Handle
+}
+
+// RunBarrier is RunAsync for a barrier task: f starts when every task
+// submitted before it has finished, and no task submitted after it starts
+// until f has returned, so f runs alone even on a concurrent queue (GCD's
+// barrier blocks, .NET's ConcurrentExclusiveSchedulerPair). On a serial queue a
+// barrier is an ordinary task.
+func (q *Queue) RunBarrier(ctx context.Context, f func(context.Context) error) *Handle {
+	if f == nil {
+		nilFunc("RunBarrier")
+	}
+	t := &errTask{fn: f}
+	q.submit(ctx, &t.Handle, scheduler.Barrier(t))
+	return &t.Handle
+}
+
+// RunSync runs f on q and blocks until it returns, then returns its error.
+//
+// If q is idle, f runs on the calling goroutine, as libdispatch does, which
+// saves the hand-off to a worker; exclusivity and submission order hold all
+// the same, and it costs no allocation. If the calling goroutine is running a
+// task of q, f also runs on it, at once: the task waits for f, so f takes its
+// place, and RunSync from inside a serial queue's own task completes instead
+// of deadlocking (the rule of .NET's TryExecuteTaskInline). A goroutine that
+// such a task starts is not running the task: its RunSync waits its turn.
+//
+// If ctx is done before f starts, f does not run and RunSync returns
+// ctx.Err(); if ctx is done while f runs, RunSync returns ctx.Err() at once
+// and f runs on. RunSync returns ErrClosed if q is closed and ErrQueueFull as
+// RunAsync would. If f panics, RunSync panics in the caller with the
+// *PanicError, which holds the panic value and the stack of f; if f calls
+// runtime.Goexit, so does RunSync.
+//
+// RunSync is shorthand for the generic RunSync with a task that returns no
+// value.
+func (q *Queue) RunSync(ctx context.Context, f func(context.Context) error) error {
+	if f == nil {
+		nilFunc("RunSync")
+	}
+	if ctx.Err() == nil && q.s.TryAcquire() {
+		_, err := runOnCaller(ctx, q, func(ctx context.Context) (struct{}, error) { return struct{}{}, f(ctx) })
+		return err
+	}
+	t := &errTask{fn: f}
+	return q.runSync(ctx, &t.Handle, t)
+}
+
+// RunAfter is RunAsync for a task that starts no earlier than d from now. The
+// task holds no goroutine while it waits; on a serial queue delayed tasks start
+// in the order they come due, and in submission order when they come due
+// together. Its context is watched while it waits: if the context is done, or
+// the handle canceled, the task leaves the queue's timer at once. With d <= 0,
+// RunAfter is RunAsync.
+func (q *Queue) RunAfter(ctx context.Context, d time.Duration, f func(context.Context) error) *Handle {
+	if f == nil {
+		nilFunc("RunAfter")
+	}
+	t := &errTask{fn: f}
+	q.submitAfter(ctx, d, &t.Handle, t)
+	return &t.Handle
+}
+
+// RunAsync submits f to run on q and returns a Future for its result. It is
+// the typed form of Queue.RunAsync, which documents it.
+func RunAsync[T any](ctx context.Context, q *Queue, f func(context.Context) (T, error)) *Future[T] {
+	if f == nil {
+		nilFunc("RunAsync")
+	}
+	t := &Future[T]{fn: f}
+	q.submit(ctx, &t.Handle, t)
+	return t
+}
+
+// RunSync runs f on q, blocks until it returns and returns its result. It is
+// the typed form of Queue.RunSync, which documents it.
+func RunSync[T any](ctx context.Context, q *Queue, f func(context.Context) (T, error)) (T, error) {
+	if f == nil {
+		nilFunc("RunSync")
+	}
+	if ctx.Err() == nil && q.s.TryAcquire() {
+		return runOnCaller(ctx, q, f)
+	}
+	t := &Future[T]{fn: f}
+	err := q.runSync(ctx, &t.Handle, t)
+	if err != nil && !(t.isDone() && t.err == err) {
+		var zero T
+		return zero, err // f did not return
+	}
+	return t.val, err
+}
+
+// RunAfter submits f to run on q no earlier than d from now and returns a
+// Future for its result. It is the typed form of Queue.RunAfter, which
+// documents it.
+func RunAfter[T any](ctx context.Context, q *Queue, d time.Duration, f func(context.Context) (T, error)) *Future[T] {
+	if f == nil {
+		nilFunc("RunAfter")
+	}
+	t := &Future[T]{fn: f}
+	q.submitAfter(ctx, d, &t.Handle, t)
+	return t
+}
+
+func nilFunc(call string) {
+	panic("taskqueue: " + call + " with a nil function")
+}
+
+// submit queues the task t, whose Handle is h, to start when its turn comes.
+// t is h's task, marked as a barrier or not.
+func (q *Queue) submit(ctx context.Context, h *Handle, t scheduler.Task) {
+	h.ctx, h.q = ctx, q
+	if err := ctx.Err(); err != nil {
+		q.reject(h, err)
+		return
+	}
+	var id scheduler.ID
+	var err error
+	if q.mayWait() {
+		id, err = q.s.EnqueueContext(ctx, t)
+	} else {
+		id, err = q.s.Enqueue(t)
+	}
+	if err != nil {
+		q.reject(h, queueError(err))
+		return
+	}
+	h.id.Store(uint64(id))
+}
+
+// reject completes the handle of a task the queue did not accept.
+func (q *Queue) reject(h *Handle, err error) {
+	q.rejected.Add(1)
+	h.finish(err)
+}
+
+// mayWait reports whether a submission may wait for room: only on a bounded
+// queue with the WaitWhenFull policy, and only from outside the queue's own
+// tasks, which could otherwise wait for themselves.
+func (q *Queue) mayWait() bool {
+	return q.bounded && !q.failFull && !q.s.Holds()
+}
+
+// submitAfter holds the task r, whose Handle is h, in the delayed heap until d
+// has passed.
+func (q *Queue) submitAfter(ctx context.Context, d time.Duration, h *Handle, r runner) {
+	if d <= 0 {
+		q.submit(ctx, h, r)
+		return
+	}
+	h.ctx, h.q = ctx, q
+	if err := ctx.Err(); err != nil {
+		q.reject(h, err)
+		return
+	}
+	// The task takes its room in the list now, so that coming due never
+	// blocks or fails: it was accepted at submission.
+	var err error
+	if q.mayWait() {
+		err = q.s.ReserveContext(ctx)
+	} else {
+		err = q.s.Reserve()
+	}
+	if err != nil {
+		q.reject(h, queueError(err))
+		return
+	}
+	due := time.Now().Add(d)
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.closed {
+		q.s.Unreserve()
+		q.reject(h, ErrClosed)
+		return
+	}
+	q.delayed.push(due, r)
+	if ctx.Done() != nil {
+		// Watch the context while the task waits, so that its end frees the
+		// timer and the room without waiting for the due time. The watch
+		// takes q.mu, so it cannot act before the task is in the heap.
+		w := &waiter{ch: make(chan struct{})}
+		w.stop = context.AfterFunc(ctx, func() { q.cancel(h, ctx.Err()) })
+		h.wait.Store(w)
+	}
+	if q.delayed.top().r == r {
+		q.armLocked(time.Now())
+	}
+}
+
+// runDue moves the delayed tasks that have come due to the scheduler, in due
+// order. The timer calls it.
+func (q *Queue) runDue() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	now := time.Now()
+	for q.delayed.len() > 0 && !q.delayed.top().due.After(now) {
+		d := q.delayed.pop()
+		h := d.r.handle()
+		if h.isDone() {
+			q.dead-- // canceled while it waited; its room was given back then
+			continue
+		}
+		var t scheduler.Task = d.r
+		id := q.s.EnqueueReserved(t)
+		h.id.Store(uint64(id))
+	}
+	q.armLocked(now)
+}
+
+// armLocked drops canceled entries from the top of the heap and sets the
+// timer for the earliest task left, or stops it if none is left.
+func (q *Queue) armLocked(now time.Time) {
+	for q.delayed.len() > 0 && q.delayed.top().r.handle().isDone() {
+		q.delayed.pop()
+		q.dead--
+	}
+	if q.delayed.len() == 0 {
+		if q.timer != nil {
+			q.timer.Stop()
+			q.timer = nil // a queue used in one synctest bubble keeps no timer for the next
+		}
+		if q.drained != nil {
+			close(q.drained)
+			q.drained = nil
+		}
+		return
+	}
+	wait := q.delayed.top().due.Sub(now)
+	if q.timer == nil {
+		q.timer = time.AfterFunc(wait, q.runDue)
+	} else {
+		q.timer.Reset(wait)
+	}
+}
+
+// cancel completes h with err if its task has not started, reporting whether
+// it did.
+func (q *Queue) cancel(h *Handle, err error) bool {
+	if id := h.id.Load(); id != 0 {
+		return q.dequeue(h, scheduler.ID(id), err)
+	}
+	q.mu.Lock()
+	if id := h.id.Load(); id != 0 { // it came due meanwhile
+		q.mu.Unlock()
+		return q.dequeue(h, scheduler.ID(id), err)
+	}
+	defer q.mu.Unlock()
+	if h.isDone() {
+		return false // done, or never accepted
+	}
+	// h waits in the delayed heap; its entry is dropped lazily.
+	h.finish(err)
+	q.canceled.Add(1)
+	q.s.Unreserve()
+	q.dead++
+	if q.dead > q.delayed.len()/2 {
+		q.delayed.compact()
+		q.dead = 0
+	}
+	q.armLocked(time.Now())
+	return true
+}
+
+// dequeue takes the queued task id, whose handle is h, out of the scheduler
+// and completes it with err, reporting whether the task was still queued.
+func (q *Queue) dequeue(h *Handle, id scheduler.ID, err error) bool {
+	if !q.s.TryDequeue(id) {
+		return false
+	}
+	q.canceled.Add(1)
+	h.finish(err)
+	return true
+}
+
+// runSync runs the task r, whose Handle is h, for RunSync.
+func (q *Queue) runSync(ctx context.Context, h *Handle, r runner) error {
+	h.ctx, h.q = ctx, q
+	if err := ctx.Err(); err != nil {
+		q.rejected.Add(1)
+		return err
+	}
+	if q.s.Holds() { // called from one of q's tasks: run f in its place
+		h.wait.Store(syncInline)
+		q.s.RunInline(r)
+		return h.syncResult()
+	}
+
+	w := &waiter{ch: make(chan struct{}), sync: true}
+	h.wait.Store(w)
+	var id scheduler.ID
+	var err error
+	if q.mayWait() {
+		id, err = q.s.EnqueueContext(ctx, r)
+	} else {
+		id, err = q.s.Enqueue(r)
+	}
+	if err != nil {
+		q.rejected.Add(1)
+		return queueError(err)
+	}
+	h.id.Store(uint64(id))
+	select {
+	case <-w.ch:
+		return h.syncResult()
+	case <-ctx.Done():
+		if q.cancel(h, ctx.Err()) {
+			return ctx.Err()
+		}
+		if h.wait.CompareAndSwap(w, abandoned) {
+			return ctx.Err() // f runs on; a panic in it goes to the handler
+		}
+		return h.syncResult() // f finished meanwhile
+	}
+}
+
+// runOnCaller runs f for RunSync on the calling goroutine, in the slot the
+// caller took with TryAcquire. This is the path of RunSync on an idle queue,
+// kept apart from the Handle machinery for speed; see BenchmarkRunSync.
+func runOnCaller[T any](ctx context.Context, q *Queue, f func(context.Context) (T, error)) (v T, err error) {
+	normal := false
+	defer func() {
+		q.s.Release()
+		if !normal {
+			if p := recover(); p != nil {
+				q.panicked.Add(1)
+				panic(scheduler.NewPanicError(p)) // the stack is f's: we are still unwinding it
+			}
+			// runtime.Goexit goes on, as it would have for a plain call.
+		}
+	}()
+	v, err = f(ctx)
+	normal = true
+	return v, err
+}
+
+// Stats describes the state of a queue and what it has done.
+type Stats struct {
+	Queued    int    // tasks waiting for their turn
+	Delayed   int    // tasks waiting for their due time
+	Running   int    // tasks running now
+	Completed uint64 // tasks that ran to the end, returning or panicking
+	Panicked  uint64 // tasks that panicked (counted in Completed too)
+	Canceled  uint64 // tasks that were accepted and never ran
+	Rejected  uint64 // submissions refused: queue closed or full, or context done
+}
+
+// Stats returns the state of q. Its fields are read one after the other, not
+// at one instant: while tasks run they may disagree by the tasks in flight,
+// and they add up exactly once q is idle.
+func (q *Queue) Stats() Stats {
+	q.mu.Lock()
+	delayed := q.delayed.len() - q.dead
+	q.mu.Unlock()
+	skipped := q.skipped.Load() // before Completed, which counts the skipped tasks
+	return Stats{
+		Queued:    q.s.Pending(),
+		Delayed:   delayed,
+		Running:   q.s.Running(),
+		Completed: max(q.s.Completed(), skipped) - skipped,
+		Panicked:  q.panicked.Load(),
+		Canceled:  q.canceled.Load(),
+		Rejected:  q.rejected.Load(),
+	}
+}
+
+// Close is shorthand for Shutdown(context.Background()): it stops q from
+// accepting tasks and waits until every task it accepted has run.
+func (q *Queue) Close() error {
+	return q.Shutdown(context.Background())
+}
+
+// Shutdown stops q from accepting tasks, then waits until every task it
+// accepted has run: the queued ones, and the delayed ones when they come due.
+// Submissions made after Shutdown has begun fail with ErrClosed, those made
+// by q's own tasks included, except RunSync from one of q's tasks, which runs
+// in the task's place and adds no work. If ctx is done first, Shutdown returns ctx.Err();
+// the tasks still run. Shutdown may be called more than once, and after
+// CloseNow, to wait for the tasks that were running. Shutdown panics on the
+// default queues, which are shared.
+func (q *Queue) Shutdown(ctx context.Context) error {
+	q.mustNotBeDefault("Shutdown")
+	q.mu.Lock()
+	q.closed = true
+	var drained <-chan struct{}
+	if q.delayed.len() > 0 {
+		if q.drained == nil {
+			q.drained = make(chan struct{})
+		}
+		drained = q.drained
+	}
+	q.mu.Unlock()
+	q.s.Close()
+	if drained != nil {
+		select {
+		case <-drained:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return q.s.Wait(ctx)
+}
+
+// CloseNow stops q from accepting tasks and cancels every task that has not
+// started, delayed ones included: their handles complete with ErrClosed, and
+// tasks submitted with Go are dropped. It returns how many tasks it canceled.
+// Running tasks go on; Shutdown waits for them. CloseNow panics on the default
+// queues, which are shared.
+func (q *Queue) CloseNow() int {
+	q.mustNotBeDefault("CloseNow")
+	q.mu.Lock()
+	q.closed = true
+	n := 0
+	for _, d := range q.delayed.drain() {
+		if h := d.r.handle(); !h.isDone() {
+			h.finish(ErrClosed)
+			q.s.Unreserve()
+			n++
+		}
+	}
+	q.dead = 0
+	q.armLocked(time.Now()) // stops the timer, wakes Shutdown
+	q.mu.Unlock()
+	q.s.Close()
+	for _, t := range q.s.DequeueAll() {
+		if r, ok := t.(runner); ok {
+			r.handle().finish(ErrClosed)
+		}
+		n++
+	}
+	q.canceled.Add(uint64(n))
+	return n
+}
+
+func (q *Queue) mustNotBeDefault(call string) {
+	if q.isDefault {
+		panic("taskqueue: " + call + " of a default queue, which is shared")
+	}
+}
+
+func (h *Handle) isDone() bool { return h.wait.Load() == finished }
