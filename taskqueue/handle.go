@@ -127,6 +127,9 @@ func (h *Handle) Cancel() bool {
 	return h.q.cancel(h, context.Canceled)
 }
 
+// isDone reports whether the task is done.
+func (h *Handle) isDone() bool { return h.wait.Load() == finished }
+
 // finish completes the task with err and returns the waiter it replaced.
 // Exactly one path finishes a task: the scheduler's lock (TryDequeue against
 // the worker's pop) and the queue's lock (for delayed tasks) decide which.
