@@ -44,6 +44,13 @@
 // started and reports how many tasks that was. Every handle completes: with
 // the task's outcome, or with a cancellation or [ErrClosed].
 //
+// # The main thread
+//
+// [RunSyncOnMainThread] and [RunAsyncOnMainThread] run functions on the main
+// OS thread through package mainthread, which a program serves with
+// mainthread.Run or with a frame loop of its own. Importing this package
+// imports mainthread, whose init locks the main goroutine to the main thread.
+//
 // # Testing
 //
 // Queues use the time package directly, so code that uses them is tested

@@ -1,0 +1,166 @@
+package loom_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/taskqueue-go/taskqueue/loom"
+)
+
+// TestSteadyFrameAllocatesNothing checks the allocation budget of a frame: a
+// frame that runs posted actions, and one that runs timers which re-arm
+// themselves, allocate nothing once their buffers have grown.
+func TestSteadyFrameAllocatesNothing(t *testing.T) {
+	l := loom.New(loom.ManualClock())
+	n := 0
+	f := func() { n++ }
+	frame := func() {
+		for range 100 {
+			l.Post(f)
+		}
+		l.UpdateDelta(time.Millisecond)
+	}
+	frame()
+	if allocs := testing.AllocsPerRun(100, frame); allocs != 0 {
+		t.Errorf("a frame of 100 posted actions allocates %v times; want 0", allocs)
+	}
+	timers := make([]*loom.Timer, 1000)
+	for i := range timers {
+		timers[i] = l.PostAfter(time.Duration(i%10)*time.Millisecond, func() {
+			timers[i].Reset(10 * time.Millisecond)
+		})
+	}
+	l.UpdateDelta(time.Millisecond)
+	if allocs := testing.AllocsPerRun(100, func() { l.UpdateDelta(time.Millisecond) }); allocs != 0 {
+		t.Errorf("a frame of re-arming timers allocates %v times; want 0", allocs)
+	}
+	l.Close()
+}
+
+// BenchmarkPost measures posting an action: from one goroutine, with a frame
+// now and then; and from many goroutines at once while a frame goroutine
+// runs frames back to back.
+func BenchmarkPost(b *testing.B) {
+	f := func() {}
+	b.Run("posters=1", func(b *testing.B) {
+		b.ReportAllocs()
+		l := loom.New()
+		for i := 1; b.Loop(); i++ {
+			l.Post(f)
+			if i%(1<<16) == 0 {
+				l.Update() // keeps the queue from growing without bound
+			}
+		}
+	})
+	b.Run("posters=8", func(b *testing.B) {
+		b.ReportAllocs()
+		l := loom.New()
+		stop := make(chan struct{})
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for {
+				select {
+				case <-stop:
+					l.Close()
+					return
+				case <-l.Wake():
+					l.Update()
+				}
+			}
+		}()
+		b.SetParallelism(4)
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				l.Post(f)
+			}
+		})
+		close(stop)
+		<-done
+	})
+}
+
+// BenchmarkPostAndUpdate measures an action's whole way: posted, then run by
+// a frame of 1000 actions.
+func BenchmarkPostAndUpdate(b *testing.B) {
+	b.ReportAllocs()
+	l := loom.New(loom.ManualClock())
+	n := 0
+	f := func() { n++ }
+	for i := 1; b.Loop(); i++ {
+		l.Post(f)
+		if i%1000 == 0 {
+			l.UpdateDelta(time.Millisecond)
+		}
+	}
+}
+
+// BenchmarkFrameDelayed measures a frame with many pending delayed actions
+// of which about one in 300 is due: each frame advances the clock by 1ms and
+// the due times are spread over 300ms, each action re-arming itself 300ms
+// later. The baseline is the Loom this package ports: a list scanned every
+// frame, with List.Remove for each due action.
+func BenchmarkFrameDelayed(b *testing.B) {
+	const spread = 300 * time.Millisecond
+	for _, pending := range []int{10_000, 100_000} {
+		b.Run(fmt.Sprintf("impl=loom/pending=%d", pending), func(b *testing.B) {
+			b.ReportAllocs()
+			l := loom.New(loom.ManualClock())
+			r := rand.New(rand.NewPCG(1, 1))
+			timers := make([]*loom.Timer, pending)
+			for i := range timers {
+				timers[i] = l.PostAfter(time.Duration(r.Int64N(int64(spread))), func() {
+					timers[i].Reset(spread)
+				})
+			}
+			for b.Loop() {
+				l.UpdateDelta(time.Millisecond)
+			}
+			b.ReportMetric(float64(pending)/float64(spread/time.Millisecond), "due/frame")
+		})
+		if pending > 10_000 && testing.Short() {
+			continue
+		}
+		b.Run(fmt.Sprintf("impl=listscan/pending=%d", pending), func(b *testing.B) {
+			b.ReportAllocs()
+			type item struct {
+				due int64
+				f   func()
+			}
+			r := rand.New(rand.NewPCG(1, 1))
+			var list, current []item
+			var now int64
+			for range pending {
+				var it item
+				it.due = r.Int64N(int64(spread))
+				it.f = func() {}
+				list = append(list, it)
+			}
+			for b.Loop() {
+				now += int64(time.Millisecond)
+				// The seed's Update: collect the due items, then remove each
+				// with a linear search (List.Remove), then run them.
+				current = current[:0]
+				for _, it := range list {
+					if it.due <= now {
+						current = append(current, it)
+					}
+				}
+				for _, c := range current {
+					for k := range list {
+						if list[k].due == c.due {
+							list = append(list[:k], list[k+1:]...)
+							break
+						}
+					}
+				}
+				for _, c := range current {
+					c.f()
+					list = append(list, item{due: c.due + int64(spread), f: c.f})
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,136 @@
+package loom_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/taskqueue-go/taskqueue/loom"
+)
+
+// A worker goroutine hands its result to the loop, which applies it in the
+// next frame on the loop's own goroutine.
+func Example() {
+	l := loom.New()
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		result := 6 * 7 // computed off the loop
+		l.Post(func() { fmt.Println("applied in frame", l.Frame(), "result", result) })
+	})
+	wg.Wait()
+	l.Update()
+	// Output: applied in frame 1 result 42
+}
+
+func ExampleLoom_PostAfter() {
+	l := loom.New(loom.ManualClock())
+	l.PostAfter(50*time.Millisecond, func() {
+		fmt.Println("ran at", l.UnscaledTime())
+	})
+	for range 4 {
+		l.UpdateDelta(20 * time.Millisecond)
+	}
+	// Output: ran at 60ms
+}
+
+func ExampleTimer_Reset() {
+	l := loom.New(loom.ManualClock())
+	ticks := 0
+	var t *loom.Timer
+	t = l.PostAfter(time.Second, func() {
+		ticks++
+		t.Reset(time.Second) // a repeating timer; rescheduling allocates nothing
+	})
+	for range 5 {
+		l.UpdateDelta(time.Second)
+	}
+	fmt.Println("ticks:", ticks)
+	// Output: ticks: 5
+}
+
+func ExampleWithBudget() {
+	l := loom.New(loom.WithBudget(2, 0))
+	for i := range 5 {
+		l.Post(func() { fmt.Print(i, " ") })
+	}
+	for range 3 {
+		l.Update()
+		fmt.Println("| end of frame", l.Frame())
+	}
+	// Output:
+	// 0 1 | end of frame 1
+	// 2 3 | end of frame 2
+	// 4 | end of frame 3
+}
+
+func ExampleScope() {
+	l := loom.New(loom.ManualClock())
+	enemy := l.NewScope()
+	enemy.PostAfter(time.Second, func() { fmt.Println("never: the enemy is gone") })
+	l.PostAfter(time.Second, func() { fmt.Println("the level goes on") })
+	enemy.Close() // the enemy was destroyed
+	l.UpdateDelta(time.Second)
+	// Output: the level goes on
+}
+
+func ExampleLoom_SetTimeScale() {
+	l := loom.New(loom.ManualClock())
+	l.UpdateDelta(time.Second)
+	l.SetTimeScale(0) // pause
+	l.UpdateDelta(time.Second)
+	fmt.Println("scaled", l.Time(), "unscaled", l.UnscaledTime())
+	// Output: scaled 1s unscaled 2s
+}
+
+func ExampleLoom_RunAsync() {
+	l := loom.New()
+	l.RunAsync(func() {
+		sum := 0
+		for i := 1; i <= 100; i++ {
+			sum += i // heavy work, off the loop
+		}
+		l.Post(func() { fmt.Println("sum", sum) }) // the result, back on the loop
+	})
+	l.WaitBackground(context.Background())
+	l.Update()
+	// Output: sum 5050
+}
+
+// A loop that sleeps between frames asks Idle how long it may sleep, and
+// wakes early on the Wake channel when work arrives.
+func ExampleLoom_Idle() {
+	l := loom.New()
+	done := 0
+	l.PostAfter(10*time.Millisecond, func() { fmt.Println("delayed action"); done++ })
+	go l.Post(func() { fmt.Println("posted action"); done++ })
+	for done < 2 {
+		idle := l.Idle()
+		switch {
+		case idle.Now:
+		case idle.Timed:
+			select {
+			case <-l.Wake():
+			case <-time.After(idle.Delay):
+			}
+		default:
+			<-l.Wake()
+		}
+		l.Update()
+	}
+	// Output:
+	// posted action
+	// delayed action
+}
+
+func ExampleWithPanicHandler() {
+	l := loom.New(loom.WithPanicHandler(func(p *loom.PanicError) {
+		fmt.Println("recovered:", p.Value)
+	}))
+	l.Post(func() { panic("bad frame data") })
+	l.Post(func() { fmt.Println("the frame goes on") })
+	l.Update()
+	// Output:
+	// recovered: bad frame data
+	// the frame goes on
+}

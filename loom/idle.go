@@ -1,0 +1,33 @@
+package loom
+
+import "time"
+
+// Idle tells a loop that sleeps between frames when the loom next has work.
+type Idle struct {
+	// Now is true when posted actions wait (or actions carried over by the
+	// budget): the next frame should run at once.
+	Now bool
+	// Frames is true when coroutines wait for frames or poll a condition, so
+	// frames should keep coming at the loop's own pace.
+	Frames bool
+	// Timed is true when a delayed action or a timed coroutine wait is
+	// pending; Delay is then the time until the earliest one is due, zero or
+	// negative if it is due already.
+	Timed bool
+	Delay time.Duration
+}
+
+// Idle reports when l next has work, for a loop that sleeps between frames
+// (mainthread.Run is one): it runs a frame at once if Now, within Delay if
+// Timed, at its pace if Frames, and otherwise sleeps until woken (see Wake
+// and WithWakeFunc). Call it from the loop's goroutine, between frames.
+func (l *Loom) Idle() Idle {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	i := Idle{Now: len(l.posted) > 0 || l.next < len(l.batch)}
+	if e := l.topLocked(); e != nil {
+		i.Timed = true
+		i.Delay = time.Duration(e.due - l.nowLocked())
+	}
+	return i
+}

@@ -1,0 +1,543 @@
+package loom_test
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/taskqueue-go/taskqueue/loom"
+)
+
+// recorder collects names from actions, safe for concurrent use.
+type recorder struct {
+	mu  sync.Mutex
+	got []string
+}
+
+func (r *recorder) add(s string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.got = append(r.got, s)
+}
+
+func (r *recorder) note(s string) func() { return func() { r.add(s) } }
+
+func (r *recorder) take() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	g := r.got
+	r.got = nil
+	return g
+}
+
+func (r *recorder) expect(t *testing.T, when string, want ...string) {
+	t.Helper()
+	if got := r.take(); !slices.Equal(got, want) {
+		t.Errorf("%s: ran %v; want %v", when, got, want)
+	}
+}
+
+// panics collects what a loom's panic handler receives.
+type panics struct {
+	mu  sync.Mutex
+	got []*loom.PanicError
+}
+
+func (p *panics) option() loom.Option {
+	return loom.WithPanicHandler(func(e *loom.PanicError) {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		p.got = append(p.got, e)
+	})
+}
+
+func (p *panics) take() []*loom.PanicError {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	g := p.got
+	p.got = nil
+	return g
+}
+
+func panicMessage(f func()) (msg string) {
+	defer func() {
+		if v := recover(); v != nil {
+			msg = fmt.Sprint(v)
+		}
+	}()
+	f()
+	return ""
+}
+
+// TestFrameOrder checks the order of a frame: posted actions in FIFO order,
+// then delayed actions in due order (FIFO among equals), and that work posted
+// during a frame waits for the next one.
+func TestFrameOrder(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := loom.New()
+		var r recorder
+		l.PostAfter(2*time.Second, r.note("delayed 2s"))
+		l.PostAfter(time.Second, r.note("delayed 1s a"))
+		l.PostAfter(time.Second, r.note("delayed 1s b"))
+		l.Post(r.note("action 1"))
+		l.Post(func() {
+			r.add("action 2")
+			l.Post(r.note("posted during the frame"))
+			l.PostAfter(0, r.note("delayed 0 during the frame"))
+		})
+		time.Sleep(2 * time.Second)
+		l.Update()
+		r.expect(t, "frame 1", "action 1", "action 2", "delayed 1s a", "delayed 1s b", "delayed 2s")
+		l.Update()
+		r.expect(t, "frame 2", "posted during the frame", "delayed 0 during the frame")
+		if l.Frame() != 2 {
+			t.Errorf("Frame() = %d; want 2", l.Frame())
+		}
+	})
+}
+
+func TestDelayedNeverEarly(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := loom.New()
+		var r recorder
+		l.PostAfter(time.Second, r.note("due"))
+		at := time.Now().Add(3 * time.Second)
+		l.PostAt(at, r.note("at"))
+		time.Sleep(time.Second - time.Nanosecond)
+		l.Update()
+		r.expect(t, "1ns early")
+		time.Sleep(time.Nanosecond)
+		l.Update()
+		r.expect(t, "on time", "due")
+		time.Sleep(2*time.Second - time.Nanosecond)
+		l.Update()
+		r.expect(t, "1ns before the instant")
+		time.Sleep(time.Nanosecond)
+		l.Update()
+		r.expect(t, "at the instant", "at")
+	})
+}
+
+// TestUpdateDelta drives the clock by hand: delays count on the game's clock,
+// not the real one.
+func TestUpdateDelta(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := loom.New(loom.ManualClock())
+		var r recorder
+		l.PostAfter(100*time.Millisecond, r.note("100ms"))
+		for i := range 3 {
+			l.UpdateDelta(40 * time.Millisecond)
+			if i < 2 {
+				r.expect(t, fmt.Sprintf("frame %d", i+1))
+			}
+		}
+		r.expect(t, "frame 3 (120ms)", "100ms")
+		time.Sleep(time.Hour) // the real clock does not matter
+		l.UpdateDelta(0)
+		if got := l.UnscaledTime(); got != 120*time.Millisecond {
+			t.Errorf("UnscaledTime() = %v; want 120ms", got)
+		}
+		l.PostAfter(10*time.Millisecond, r.note("10ms after the latest frame"))
+		l.UpdateDelta(9 * time.Millisecond)
+		r.expect(t, "9ms later")
+		l.UpdateDelta(time.Millisecond)
+		r.expect(t, "10ms later", "10ms after the latest frame")
+		if got := panicMessage(func() { l.UpdateDelta(-1) }); got != "loom: UpdateDelta(-1ns): negative delta" {
+			t.Errorf("UpdateDelta(-1) panicked with %q", got)
+		}
+		if got := panicMessage(l.Update); got != "loom: Update called on a loom with a manual clock; use UpdateDelta" {
+			t.Errorf("Update on a manual loom panicked with %q", got)
+		}
+		if got := panicMessage(func() { loom.New().UpdateDelta(0) }); got != "loom: UpdateDelta called on a loom with the real clock; make it with ManualClock" {
+			t.Errorf("UpdateDelta on a real-clock loom panicked with %q", got)
+		}
+	})
+}
+
+func TestTimeScale(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := loom.New(loom.ManualClock())
+		l.UpdateDelta(time.Second)
+		l.SetTimeScale(0.5)
+		l.UpdateDelta(time.Second)
+		if l.Time() != 1500*time.Millisecond || l.UnscaledTime() != 2*time.Second {
+			t.Errorf("Time() = %v, UnscaledTime() = %v; want 1.5s, 2s", l.Time(), l.UnscaledTime())
+		}
+		if l.DeltaTime() != 500*time.Millisecond || l.UnscaledDeltaTime() != time.Second {
+			t.Errorf("DeltaTime() = %v, UnscaledDeltaTime() = %v; want 500ms, 1s", l.DeltaTime(), l.UnscaledDeltaTime())
+		}
+		l.SetTimeScale(0)
+		var r recorder
+		l.PostAfter(time.Second, r.note("timers use unscaled time"))
+		l.UpdateDelta(time.Second)
+		r.expect(t, "paused", "timers use unscaled time")
+		if l.Time() != 1500*time.Millisecond {
+			t.Errorf("Time() = %v while paused; want 1.5s", l.Time())
+		}
+		for _, s := range []float64{-1, 1 / zero(), zero() / zero()} {
+			if got := panicMessage(func() { l.SetTimeScale(s) }); !strings.HasPrefix(got, "loom: SetTimeScale") {
+				t.Errorf("SetTimeScale(%v) panicked with %q", s, got)
+			}
+		}
+	})
+}
+
+func zero() float64 { return 0 }
+
+func TestTimerStopAndReset(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := loom.New()
+		var r recorder
+		a := l.PostAfter(time.Second, r.note("a"))
+		if !a.Stop() || a.Stop() {
+			t.Error("Stop, Stop = want true, false")
+		}
+		b := l.PostAfter(time.Second, r.note("b"))
+		if !b.Reset(3 * time.Second) {
+			t.Error("Reset of a waiting timer = false; want true")
+		}
+		time.Sleep(2 * time.Second)
+		l.Update()
+		r.expect(t, "at 2s")
+		time.Sleep(time.Second)
+		l.Update()
+		r.expect(t, "at 3s", "b")
+		if b.Reset(time.Second) {
+			t.Error("Reset of a fired timer = true; want false")
+		}
+		time.Sleep(time.Second)
+		l.Update()
+		r.expect(t, "reset after firing", "b")
+
+		// A timer that stops a later one in the same frame wins.
+		var c *loom.Timer
+		l.PostAfter(time.Second, func() { r.add("stopper"); c.Stop() })
+		c = l.PostAfter(time.Second, r.note("c"))
+		time.Sleep(time.Second)
+		l.Update()
+		r.expect(t, "stop within a frame", "stopper")
+
+		// A timer that re-arms itself runs once per frame at most.
+		n := 0
+		var tick *loom.Timer
+		tick = l.PostAfter(0, func() { n++; tick.Reset(0) })
+		for range 3 {
+			l.Update()
+		}
+		if n != 3 {
+			t.Errorf("self-resetting timer ran %d times in 3 frames; want 3", n)
+		}
+		tick.Stop()
+	})
+}
+
+func TestBudgetCarriesOverInOrder(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := loom.New(loom.WithBudget(3, 0))
+		var r recorder
+		for i := range 5 {
+			l.Post(r.note(fmt.Sprint("a", i)))
+		}
+		l.PostAfter(0, r.note("delayed"))
+		l.Update()
+		r.expect(t, "frame 1", "a0", "a1", "a2")
+		l.Post(r.note("late"))
+		if i := l.Idle(); !i.Now {
+			t.Errorf("Idle() = %+v with actions carried over; want Now", i)
+		}
+		l.Update()
+		r.expect(t, "frame 2", "a3", "a4", "delayed")
+		l.Update()
+		r.expect(t, "frame 3", "late")
+
+		// A time budget stops the frame once spent.
+		l.Configure(loom.WithBudget(0, 10*time.Millisecond))
+		for i := range 4 {
+			l.Post(func() { r.add(fmt.Sprint("slow", i)); time.Sleep(6 * time.Millisecond) })
+		}
+		l.Update()
+		r.expect(t, "time budget", "slow0", "slow1")
+		l.Update()
+		r.expect(t, "next frame", "slow2", "slow3")
+	})
+}
+
+func TestPanicInActionIsReportedAndFrameGoesOn(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var p panics
+		l := loom.New(p.option())
+		var r recorder
+		l.Post(func() { panic("boom") })
+		l.Post(r.note("after the panic"))
+		l.PostAfter(0, func() { panic(fmt.Errorf("delayed boom")) })
+		l.PostAfter(0, r.note("delayed after the panic"))
+		l.Update()
+		r.expect(t, "frame", "after the panic", "delayed after the panic")
+		got := p.take()
+		if len(got) != 2 || got[0].Value != "boom" || got[1].Error() == "" {
+			t.Fatalf("handler got %v; want the two panics", got)
+		}
+		if !strings.Contains(string(got[0].Stack), "TestPanicInActionIsReportedAndFrameGoesOn") {
+			t.Errorf("stack does not show the action:\n%s", got[0].Stack)
+		}
+	})
+}
+
+func TestUpdateMisusePanics(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := loom.New()
+		l.Update() // this goroutine owns l now
+		if !l.OnLoop() {
+			t.Error("OnLoop() = false on the owner")
+		}
+		result := make(chan string)
+		go func() {
+			result <- fmt.Sprint(l.OnLoop(), " ", panicMessage(l.Update))
+		}()
+		if got, want := <-result, "false loom: Update called from a goroutine other than the loom's owner"; got != want {
+			t.Errorf("Update from another goroutine: %q; want %q", got, want)
+		}
+	})
+	synctest.Test(t, func(t *testing.T) {
+		l := loom.New()
+		msg := ""
+		l.Post(func() { msg = panicMessage(l.Update) })
+		l.Update()
+		if msg != "loom: Update called from inside a frame" {
+			t.Errorf("nested Update panicked with %q", msg)
+		}
+	})
+	synctest.Test(t, func(t *testing.T) {
+		// Two goroutines racing for the first frame: one owns, the other is told.
+		l := loom.New()
+		release := make(chan struct{})
+		l.Post(func() { <-release })
+		msgs := make(chan string, 2)
+		for range 2 {
+			go func() { msgs <- panicMessage(l.Update) }()
+		}
+		synctest.Wait()
+		if got := <-msgs; got != "loom: Update called concurrently from two goroutines" {
+			t.Errorf("concurrent Update panicked with %q", got)
+		}
+		close(release)
+		if got := <-msgs; got != "" {
+			t.Errorf("the owner's Update panicked with %q", got)
+		}
+	})
+}
+
+func TestClose(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := loom.New()
+		var r recorder
+		l.Update()
+		l.Post(r.note("posted before Close"))
+		tm := l.PostAfter(time.Hour, r.note("never"))
+		l.Close()
+		l.Close()
+		r.expect(t, "Close", "posted before Close")
+		if tm.Err() != loom.ErrClosed || tm.Stop() || tm.Reset(time.Second) {
+			t.Errorf("timer after Close: Err %v; want ErrClosed, and Stop and Reset false", tm.Err())
+		}
+		if err := l.Post(func() {}); err != loom.ErrClosed {
+			t.Errorf("Post after Close = %v; want ErrClosed", err)
+		}
+		if err := l.PostAfter(time.Second, func() {}).Err(); err != loom.ErrClosed {
+			t.Errorf("PostAfter after Close: Err() = %v; want ErrClosed", err)
+		}
+		if err := l.RunAsync(func() {}); err != loom.ErrClosed {
+			t.Errorf("RunAsync after Close = %v; want ErrClosed", err)
+		}
+		l.Update() // does nothing
+		if l.Frame() != 1 {
+			t.Errorf("Frame() = %d after Close; want 1", l.Frame())
+		}
+		result := make(chan string)
+		l2 := loom.New()
+		l2.Update()
+		go func() { result <- panicMessage(l2.Close) }()
+		if got := <-result; got != "loom: Close called from a goroutine other than the loom's owner" {
+			t.Errorf("Close from another goroutine panicked with %q", got)
+		}
+		l2.Close()
+	})
+}
+
+func TestScope(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := loom.New()
+		var r recorder
+		s := l.NewScope()
+		s.Post(r.note("scoped action"))
+		s.PostAfter(time.Second, r.note("scoped timer"))
+		at := s.PostAt(time.Now().Add(time.Minute), r.note("scoped at"))
+		l.Post(r.note("loom action"))
+		l.PostAfter(time.Second, r.note("loom timer"))
+		l.Update()
+		r.expect(t, "frame 1", "scoped action", "loom action")
+		s.Post(r.note("dropped by Close"))
+		s.Close()
+		if !s.Closed() || at.Err() != loom.ErrClosed {
+			t.Errorf("Closed() = %v, Err() = %v; want true, ErrClosed", s.Closed(), at.Err())
+		}
+		if err := s.Post(func() {}); err != loom.ErrClosed {
+			t.Errorf("Post on a closed scope = %v; want ErrClosed", err)
+		}
+		if err := s.PostAfter(0, func() {}).Err(); err != loom.ErrClosed {
+			t.Errorf("PostAfter on a closed scope: Err() = %v; want ErrClosed", err)
+		}
+		time.Sleep(time.Minute)
+		l.Update()
+		r.expect(t, "after Close", "loom timer")
+		if i := l.Idle(); i.Now || i.Timed {
+			t.Errorf("Idle() = %+v; want nothing pending", i)
+		}
+	})
+}
+
+func TestWakeOncePerBatch(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var calls atomic.Int32
+		l := loom.New(loom.WithWakeFunc(func() { calls.Add(1) }))
+		wake := l.Wake()
+		for range 10 {
+			l.Post(func() {})
+		}
+		if got := calls.Load(); got != 1 {
+			t.Errorf("wake function called %d times for one batch; want 1", got)
+		}
+		select {
+		case <-wake:
+		default:
+			t.Fatal("no value on the wake channel")
+		}
+		select {
+		case <-wake:
+			t.Fatal("two values on the wake channel for one batch")
+		default:
+		}
+		l.Update()
+		l.PostAfter(time.Hour, func() {}) // a new earliest timer wakes too
+		if got := calls.Load(); got != 2 {
+			t.Errorf("wake function called %d times; want 2", got)
+		}
+		<-wake
+		l.PostAfter(2*time.Hour, func() {}) // not the earliest: no wake-up
+		if got := calls.Load(); got != 2 {
+			t.Errorf("wake function called %d times; want 2", got)
+		}
+		if i := l.Idle(); i.Now || !i.Timed || i.Delay != time.Hour {
+			t.Errorf("Idle() = %+v; want a timer due in 1h", i)
+		}
+	})
+}
+
+func TestRunAsyncIsBoundedAndNeverBlocks(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var p panics
+		l := loom.New(p.option())
+		var running, peak atomic.Int32
+		gate := make(chan struct{})
+		for range 20 {
+			if err := l.RunAsync(func() {
+				n := running.Add(1)
+				for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
+				}
+				<-gate
+				running.Add(-1)
+			}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		synctest.Wait()
+		if got := running.Load(); got != 8 {
+			t.Errorf("%d background functions run at once; want 8", got)
+		}
+		l.RunAsync(func() { panic("in the background") })
+		close(gate)
+		if err := l.WaitBackground(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if got := peak.Load(); got != 8 {
+			t.Errorf("peak %d; want 8", got)
+		}
+		if got := p.take(); len(got) != 1 || got[0].Value != "in the background" {
+			t.Errorf("handler got %v", got)
+		}
+		l2 := loom.New(loom.WithBackgroundLimit(2))
+		l2.RunAsync(func() {})
+		if got := panicMessage(func() { l2.Configure(loom.WithBackgroundLimit(3)) }); got != "loom: WithBackgroundLimit given to Configure after the first RunAsync" {
+			t.Errorf("late WithBackgroundLimit panicked with %q", got)
+		}
+		l2.WaitBackground(t.Context())
+	})
+}
+
+// TestRenderGoroutine runs a loom on a goroutine locked to its own OS thread,
+// paced by a ticker, the way a render thread would.
+func TestRenderGoroutine(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := loom.New()
+		var frames atomic.Int32
+		done := make(chan struct{})
+		go func() {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			tick := time.NewTicker(time.Second / 60)
+			defer tick.Stop()
+			for range 60 {
+				<-tick.C
+				l.Update()
+			}
+			l.Close()
+			close(done)
+		}()
+		for i := range 120 {
+			l.Post(func() { frames.Add(1) })
+			if i%2 == 1 {
+				time.Sleep(time.Second / 60)
+			}
+		}
+		<-done
+		if got := l.Frame(); got != 60 {
+			t.Errorf("Frame() = %d; want 60 in one second", got)
+		}
+		if got := frames.Load(); got != 120 {
+			t.Errorf("%d actions ran; want 120 (the last ones run by Close)", got)
+		}
+	})
+}
+
+func TestOptionPanics(t *testing.T) {
+	l := loom.New()
+	for _, c := range []struct {
+		f    func()
+		want string
+	}{
+		{func() { loom.WithPanicHandler(nil) }, "loom: WithPanicHandler(nil)"},
+		{func() { loom.WithBudget(-1, 0) }, "loom: WithBudget(-1, 0s): limits must not be negative"},
+		{func() { loom.WithBackgroundLimit(0) }, "loom: WithBackgroundLimit(0): limit must be positive"},
+		{func() { l.Post(nil) }, "loom: Post(nil)"},
+		{func() { l.PostAfter(0, nil) }, "loom: PostAfter or PostAt with a nil function"},
+		{func() { l.PostAt(time.Time{}, func() {}) }, "loom: PostAt with the zero time"},
+		{func() { l.RunAsync(nil) }, "loom: RunAsync(nil)"},
+	} {
+		if got := panicMessage(c.f); got != c.want {
+			t.Errorf("panicked with %q; want %q", got, c.want)
+		}
+	}
+}
+
+func TestWaitBackgroundWithoutRunner(t *testing.T) {
+	if err := loom.New().WaitBackground(context.Background()); err != nil {
+		t.Errorf("WaitBackground = %v; want nil", err)
+	}
+}

@@ -1,0 +1,100 @@
+package loom
+
+import (
+	"fmt"
+	"log"
+	"time"
+)
+
+// An Option configures a Loom. Options are given to New or to Configure.
+type Option interface {
+	apply(*config)
+}
+
+type optionFunc func(*config)
+
+func (f optionFunc) apply(c *config) { f(c) }
+
+// config is a Loom's configuration, guarded by the Loom's mutex; a frame
+// works on a copy taken when it begins.
+type config struct {
+	onPanic     func(*PanicError) // never nil
+	wake        func()            // nil: none
+	maxActions  int               // 0: no limit
+	maxTime     time.Duration     // 0: no limit
+	bgLimit     int
+	ownedByNew  bool // New binds the Loom to its caller
+	manual      bool // the clock moves only with UpdateDelta
+	bgConfigSet bool // WithBackgroundLimit was given
+}
+
+func defaultConfig() config {
+	return config{onPanic: logPanic, bgLimit: 8}
+}
+
+// logPanic is the default panic handler.
+func logPanic(p *PanicError) {
+	log.Printf("loom: action %v", p)
+}
+
+// WithPanicHandler sets the function that receives the panics of actions,
+// delayed actions, coroutines and background functions, each as a
+// *PanicError with the stack of the panic. The handler runs on the goroutine
+// that recovered the panic (the loom's, or a background worker's), and the
+// frame goes on after it returns. Without this option, panics are written to
+// the standard logger (package log), so that none goes unseen.
+func WithPanicHandler(h func(*PanicError)) Option {
+	if h == nil {
+		panic("loom: WithPanicHandler(nil)")
+	}
+	return optionFunc(func(c *config) { c.onPanic = h })
+}
+
+// WithWakeFunc sets a function that the Loom calls, from the goroutine that
+// posts, when work arrives for a loop that may be asleep: the first action
+// posted since the last frame began, a delayed action that is now the
+// earliest, a coroutine started from another goroutine. It is called at most
+// once per batch of posts, never with a lock held, and must not block: a loop
+// sleeping in glfw.WaitEvents passes glfw.PostEmptyEvent. See also Wake.
+func WithWakeFunc(f func()) Option {
+	return optionFunc(func(c *config) { c.wake = f })
+}
+
+// WithBudget limits how much work a frame does, so that a flood of posts
+// cannot stall rendering: at most maxActions actions and delayed actions (0:
+// no limit), and no new action once maxTime has passed since the frame began
+// (0: no limit). What is left carries over to the next frame, in order, ahead
+// of newer work. Coroutines are not counted. WithBudget panics on negative
+// values.
+func WithBudget(maxActions int, maxTime time.Duration) Option {
+	if maxActions < 0 || maxTime < 0 {
+		panic(fmt.Sprintf("loom: WithBudget(%d, %v): limits must not be negative", maxActions, maxTime))
+	}
+	return optionFunc(func(c *config) { c.maxActions, c.maxTime = maxActions, maxTime })
+}
+
+// WithBackgroundLimit sets how many functions RunAsync runs at once (8 by
+// default, as in the Loom this package ports). It must be given before the
+// first RunAsync. WithBackgroundLimit panics if n < 1.
+func WithBackgroundLimit(n int) Option {
+	if n < 1 {
+		panic(fmt.Sprintf("loom: WithBackgroundLimit(%d): limit must be positive", n))
+	}
+	return optionFunc(func(c *config) { c.bgLimit, c.bgConfigSet = n, true })
+}
+
+// OwnedByCaller binds the Loom to the goroutine that calls New, instead of
+// to the first goroutine that calls Update. A loop that starts coroutines
+// before its first frame needs it: coroutines started from the owner run at
+// once. It has no effect given to Configure.
+func OwnedByCaller() Option {
+	return optionFunc(func(c *config) { c.ownedByNew = true })
+}
+
+// ManualClock makes the Loom's clock start at zero and move only when the game
+// drives it with UpdateDelta, for games that keep their own time (fixed steps,
+// replays, tests): delays then count on that clock alone. Such a Loom panics
+// on Update. It has no effect given to Configure.
+func ManualClock() Option {
+	return optionFunc(func(c *config) { c.manual = true })
+}

@@ -1,0 +1,67 @@
+package loom
+
+import (
+	"sync/atomic"
+	"time"
+)
+
+// A Scope groups the work of one owner, such as a game object: actions,
+// timers and coroutines posted through it end together when it is closed, as
+// a destroyed GameObject stops its work in Unity.
+//
+// A Scope is safe for use by multiple goroutines.
+type Scope struct {
+	l      *Loom
+	closed atomic.Bool
+	timers map[*Timer]struct{} // the scope's waiting timers; under l.mu
+}
+
+// NewScope returns a new, open scope of l.
+func (l *Loom) NewScope() *Scope {
+	return &Scope{l: l, timers: make(map[*Timer]struct{})}
+}
+
+// Post is Loom.Post for an action of s: it does not run if s is closed
+// before its frame. Post returns ErrClosed if s or its loom is closed.
+func (s *Scope) Post(f func()) error {
+	if f == nil {
+		panic("loom: Post(nil)")
+	}
+	if s.closed.Load() {
+		return ErrClosed
+	}
+	return s.l.post(action{f: f, scope: s})
+}
+
+// PostAfter is Loom.PostAfter for a timer of s.
+func (s *Scope) PostAfter(d time.Duration, f func()) *Timer {
+	return s.l.postAt(s, d, time.Time{}, f)
+}
+
+// PostAt is Loom.PostAt for a timer of s.
+func (s *Scope) PostAt(at time.Time, f func()) *Timer {
+	if at.IsZero() {
+		panic("loom: PostAt with the zero time")
+	}
+	return s.l.postAt(s, 0, at, f)
+}
+
+// Close ends s: its posted actions that have not run never will, its timers
+// are stopped (their Err reports ErrClosed), and posting through s returns
+// ErrClosed. Close is safe from any goroutine, frames included, and
+// idempotent.
+func (s *Scope) Close() {
+	if s.closed.Swap(true) {
+		return
+	}
+	l := s.l
+	l.mu.Lock()
+	for t := range s.timers {
+		t.err = ErrClosed
+		l.unscheduleLocked(t) // leaves s.timers
+	}
+	l.mu.Unlock()
+}
+
+// Closed reports whether s is closed.
+func (s *Scope) Closed() bool { return s.closed.Load() }

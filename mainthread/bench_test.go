@@ -1,0 +1,83 @@
+package mainthread_test
+
+import (
+	"runtime"
+	"sync"
+	"testing"
+
+	"github.com/taskqueue-go/taskqueue/mainthread"
+)
+
+// The baseline of BenchmarkCall is the design of other main-thread packages:
+// a goroutine locked to its thread serving an unbuffered channel, with a done
+// channel per call.
+type lockedServer struct {
+	calls chan func()
+	wg    sync.WaitGroup
+}
+
+func newLockedServer() *lockedServer {
+	s := &lockedServer{calls: make(chan func())}
+	s.wg.Go(func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		for f := range s.calls {
+			f()
+		}
+	})
+	return s
+}
+
+func (s *lockedServer) call(f func()) {
+	done := make(chan struct{})
+	s.calls <- func() { f(); close(done) }
+	<-done
+}
+
+func (s *lockedServer) close() {
+	close(s.calls)
+	s.wg.Wait()
+}
+
+// BenchmarkCall measures a call's round trip to the real main thread, served
+// by Run, against the locked-goroutine baseline; cpu-ns/op is the CPU time
+// the process spends per call, spinning included.
+func BenchmarkCall(b *testing.B) {
+	nop := func() {}
+	b.Run("impl=mainthread", func(b *testing.B) {
+		b.ReportAllocs()
+		defer reportCPU(b)()
+		for b.Loop() {
+			mainthread.Call(nop)
+		}
+	})
+	b.Run("impl=lockedgoroutine", func(b *testing.B) {
+		b.ReportAllocs()
+		s := newLockedServer()
+		defer s.close()
+		defer reportCPU(b)()
+		for b.Loop() {
+			s.call(nop)
+		}
+	})
+}
+
+// BenchmarkGo measures posting a function to the main thread.
+func BenchmarkGo(b *testing.B) {
+	b.ReportAllocs()
+	nop := func() {}
+	for i := 1; b.Loop(); i++ {
+		mainthread.Go(nop)
+		if i%4096 == 0 {
+			mainthread.Call(nop) // let the main thread catch up
+		}
+	}
+	mainthread.Call(nop)
+}
+
+func BenchmarkIsMain(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		mainthread.IsMain()
+	}
+}

@@ -1,0 +1,38 @@
+// Package mainthread runs functions on the main OS thread, which OpenGL
+// contexts, GLFW, Cocoa and many C libraries require.
+//
+// Go runs package initialisation and main on the main thread, but goroutines
+// move between threads. This package's init locks the main goroutine to the
+// main thread, so that importing it is enough for main to stay there. [Run],
+// called from main, then serves the main thread while the program runs on
+// other goroutines: [Call] runs a function there and waits, [Go] queues one
+// and returns, both from any goroutine. Called from the main thread, Call runs
+// its function at once instead of deadlocking. [IsMain] tells whether the
+// caller is the main goroutine.
+//
+// # The main-thread loom
+//
+// Run drives a [loom.Loom], returned by [Loom], frame by frame as work
+// arrives. A program with a frame loop of its own on the main thread, as a
+// GLFW renderer has, does not call Run: it calls Loom().Update() once per
+// frame, which runs the same queue, and, if it sleeps in an event wait such as
+// glfw.WaitEvents, sets a wake function with loom.WithWakeFunc (say
+// glfw.PostEmptyEvent) so that posted work wakes it. Timers, scopes and
+// coroutines of the main loom run on the main thread too.
+//
+// # Panics and shutdown
+//
+// A panic in a function given to Call reaches the caller, with the stack of
+// the panic, and the main loop goes on. A panic in a function given to Go
+// goes to the main loom's panic handler. Once the main loop has stopped,
+// Call panics and CallContext and Go return [ErrClosed]: no call waits
+// forever. A function run on the main thread must not call runtime.Goexit,
+// which would end the main goroutine.
+//
+// # Testing
+//
+// The main thread cannot be faked: a test binary that needs it runs its tests
+// under Run in TestMain, as this package's own tests do, with
+// goleak.VerifyTestMain(m, goleak.IgnoreCurrent()) inside the app so that the
+// serving main goroutine is not reported.
+package mainthread

@@ -1,0 +1,70 @@
+package mainthread_test
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/taskqueue-go/taskqueue/loom"
+	"github.com/taskqueue-go/taskqueue/mainthread"
+)
+
+// A program serves the main thread with Run and does its work in app, on
+// another goroutine. (This example is not run: a test binary's main
+// goroutine is already serving, as in this package's TestMain.)
+func ExampleRun() {
+	mainthread.Run(func() {
+		// Create the window, the GL context... on the main thread.
+		mainthread.Call(func() { fmt.Println("on the main thread:", mainthread.IsMain()) })
+	})
+}
+
+func ExampleCall() {
+	fmt.Println("caller on the main thread:", mainthread.IsMain())
+	mainthread.Call(func() {
+		fmt.Println("function on the main thread:", mainthread.IsMain())
+	})
+	// Output:
+	// caller on the main thread: false
+	// function on the main thread: true
+}
+
+func ExampleCallValue() {
+	size := mainthread.CallValue(func() int {
+		return 640 * 480 // say, a query that only the main thread may make
+	})
+	fmt.Println(size)
+	// Output: 307200
+}
+
+func ExampleCallContext() {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	err := mainthread.CallContext(ctx, func() { fmt.Println("ran in time") })
+	fmt.Println(err)
+	// Output:
+	// ran in time
+	// <nil>
+}
+
+func ExampleGo() {
+	done := make(chan struct{})
+	mainthread.Go(func() {
+		fmt.Println("queued work ran on the main thread:", mainthread.IsMain())
+		close(done)
+	})
+	<-done
+	// Output: queued work ran on the main thread: true
+}
+
+// A program with its own frame loop on the main thread, as a GLFW renderer
+// has, updates the main loom each frame instead of calling Run, and lets
+// posted work wake its event wait. (Not run: it needs a window.)
+func ExampleLoom() {
+	l := mainthread.Loom()
+	l.Configure(loom.WithWakeFunc(func() { /* glfw.PostEmptyEvent() */ }))
+	for frame := 0; frame < 3; frame++ {
+		// glfw.WaitEventsTimeout(...); render...
+		l.Update() // runs what workers posted with mainthread.Go or Call
+	}
+}

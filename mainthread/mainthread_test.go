@@ -1,0 +1,264 @@
+package mainthread_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/taskqueue-go/taskqueue/loom"
+	"github.com/taskqueue-go/taskqueue/mainthread"
+)
+
+func TestCallRunsOnTheMainThread(t *testing.T) {
+	if onMainThread(t) {
+		t.Fatal("the test goroutine runs on the main thread")
+	}
+	if mainthread.IsMain() {
+		t.Error("IsMain() = true on a test goroutine")
+	}
+	var onMain, isMain bool
+	mainthread.Call(func() {
+		onMain = onMainThread(t)
+		isMain = mainthread.IsMain()
+	})
+	if !onMain || !isMain {
+		t.Errorf("in Call: on the main thread %v, IsMain %v; want true, true", onMain, isMain)
+	}
+	// From many goroutines at once, every call lands on the main thread.
+	var wg sync.WaitGroup
+	var off atomic.Int32
+	for range 16 {
+		wg.Go(func() {
+			for range 100 {
+				mainthread.Call(func() {
+					if !onMainThread(t) {
+						off.Add(1)
+					}
+				})
+			}
+		})
+	}
+	wg.Wait()
+	if n := off.Load(); n > 0 {
+		t.Errorf("%d calls ran off the main thread", n)
+	}
+}
+
+// TestCallFromTheMainThreadRunsInline is the deadlock of other main-thread
+// packages: a call made from the main thread itself.
+func TestCallFromTheMainThreadRunsInline(t *testing.T) {
+	depth := 0
+	mainthread.Call(func() {
+		depth++
+		mainthread.Call(func() {
+			depth++
+			if v := mainthread.CallValue(func() int { return depth }); v != 2 {
+				t.Errorf("CallValue = %d; want 2", v)
+			}
+			if err := mainthread.CallContext(context.Background(), func() { depth++ }); err != nil {
+				t.Errorf("CallContext = %v", err)
+			}
+		})
+	})
+	if depth != 3 {
+		t.Errorf("depth = %d; want 3", depth)
+	}
+}
+
+func TestCallPanicReachesTheCaller(t *testing.T) {
+	errBoom := errors.New("boom")
+	v := func() (v any) {
+		defer func() { v = recover() }()
+		mainthread.Call(func() { panic(errBoom) })
+		return nil
+	}()
+	p, ok := v.(*mainthread.PanicError)
+	if !ok || !errors.Is(p, errBoom) {
+		t.Fatalf("Call panicked with %v; want a *PanicError wrapping boom", v)
+	}
+	if !strings.Contains(string(p.Stack), "TestCallPanicReachesTheCaller") {
+		t.Errorf("stack does not show the panicking function:\n%s", p.Stack)
+	}
+	// The loop serves on.
+	if got := mainthread.CallValue(func() string { return "still serving" }); got != "still serving" {
+		t.Errorf("CallValue = %q", got)
+	}
+	// A panic on the main thread's own nested call is wrapped the same way.
+	mainthread.Call(func() {
+		v := func() (v any) {
+			defer func() { v = recover() }()
+			mainthread.Call(func() { panic("inner") })
+			return nil
+		}()
+		if p, ok := v.(*mainthread.PanicError); !ok || p.Value != "inner" {
+			t.Errorf("inline Call panicked with %v; want a *PanicError of \"inner\"", v)
+		}
+	})
+}
+
+// busyMain keeps the main thread busy until the returned function is called.
+func busyMain(t *testing.T) (release func()) {
+	t.Helper()
+	started, gate := make(chan struct{}), make(chan struct{})
+	if err := mainthread.Go(func() { close(started); <-gate }); err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	return func() { close(gate) }
+}
+
+func TestCallContextBoundsTheWait(t *testing.T) {
+	release := busyMain(t)
+	ran := false
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	if err := mainthread.CallContext(ctx, func() { ran = true }); err != context.DeadlineExceeded {
+		t.Errorf("CallContext on a busy main thread = %v; want DeadlineExceeded", err)
+	}
+	release()
+	mainthread.Call(func() {}) // the canceled call was skipped by now
+	if ran {
+		t.Error("a canceled call ran")
+	}
+	if err := mainthread.CallContext(ctx, func() {}); err != context.DeadlineExceeded {
+		t.Errorf("CallContext with a done context = %v; want DeadlineExceeded", err)
+	}
+}
+
+// TestAbandonedCallPanicGoesToTheHandler: a caller that stops waiting while
+// its function runs leaves the panic to the main loom's handler.
+func TestAbandonedCallPanicGoesToTheHandler(t *testing.T) {
+	got := make(chan *loom.PanicError, 1)
+	mainthread.Loom().Configure(loom.WithPanicHandler(func(p *loom.PanicError) { got <- p }))
+	defer restoreHandler()
+	started, proceed := make(chan struct{}), make(chan struct{})
+	ctx, cancel := context.WithCancel(context.Background())
+	result := make(chan error)
+	go func() {
+		result <- mainthread.CallContext(ctx, func() {
+			close(started)
+			<-proceed
+			panic("after the caller left")
+		})
+	}()
+	<-started
+	cancel()
+	if err := <-result; err != context.Canceled {
+		t.Errorf("CallContext = %v; want Canceled", err)
+	}
+	close(proceed)
+	if p := <-got; p.Value != "after the caller left" {
+		t.Errorf("handler got %v", p.Value)
+	}
+}
+
+func TestGo(t *testing.T) {
+	got := make(chan *loom.PanicError, 1)
+	mainthread.Loom().Configure(loom.WithPanicHandler(func(p *loom.PanicError) { got <- p }))
+	defer restoreHandler()
+
+	// Go never blocks, however busy the main thread is.
+	release := busyMain(t)
+	var ran atomic.Int32
+	var onMain atomic.Int32
+	for range 10000 {
+		if err := mainthread.Go(func() {
+			ran.Add(1)
+			if onMainThread(t) {
+				onMain.Add(1)
+			}
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mainthread.Go(func() { panic("async") })
+	release()
+	mainthread.Call(func() {})
+	if ran.Load() != 10000 || onMain.Load() != 10000 {
+		t.Errorf("%d of 10000 ran, %d on the main thread", ran.Load(), onMain.Load())
+	}
+	if p := <-got; p.Value != "async" {
+		t.Errorf("handler got %v; want the panic of the Go function", p.Value)
+	}
+}
+
+func TestRunOffTheMainGoroutinePanics(t *testing.T) {
+	v := func() (v any) {
+		defer func() { v = recover() }()
+		mainthread.Run(func() {})
+		return nil
+	}()
+	if fmt.Sprint(v) != "mainthread: Run called off the main goroutine" {
+		t.Errorf("Run off the main goroutine panicked with %v", v)
+	}
+}
+
+func TestTimersAndCoroutineFramesOfTheMainLoom(t *testing.T) {
+	done := make(chan bool)
+	mainthread.Go(func() {
+		mainthread.Loom().PostAfter(5*time.Millisecond, func() { done <- mainthread.IsMain() })
+	})
+	select {
+	case onMain := <-done:
+		if !onMain {
+			t.Error("a timer of the main loom ran off the main goroutine")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a timer of the main loom did not run: Run does not wake for timers")
+	}
+}
+
+func TestNilFunctionsPanic(t *testing.T) {
+	for name, f := range map[string]func(){
+		"Go":        func() { mainthread.Go(nil) },
+		"Call":      func() { mainthread.Call(nil) },
+		"CallValue": func() { mainthread.CallValue[int](nil) },
+	} {
+		v := func() (v any) {
+			defer func() { v = recover() }()
+			f()
+			return nil
+		}()
+		if !strings.HasPrefix(fmt.Sprint(v), "mainthread: ") {
+			t.Errorf("%s(nil) panicked with %v", name, v)
+		}
+	}
+}
+
+// TestShutdownWithCallersWaiting runs a program whose app returns while
+// other goroutines keep calling into the main thread: every call either runs
+// or gets ErrClosed, and the program exits.
+func TestShutdownWithCallersWaiting(t *testing.T) {
+	out, err := runScenarioProcess(t, "shutdown")
+	if err != nil {
+		t.Fatalf("scenario failed: %v\n%s", err, out)
+	}
+	if !strings.Contains(out, "callers done") {
+		t.Errorf("scenario output:\n%s", out)
+	}
+}
+
+// runScenarioProcess runs this test binary again on the scenario name (see
+// TestMain), giving up after a minute: a hang is a failure.
+func runScenarioProcess(t *testing.T, name string) (string, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), scenarioEnv+"="+name)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// restoreHandler gives the main loom back a handler like the default one.
+func restoreHandler() {
+	mainthread.Loom().Configure(loom.WithPanicHandler(func(p *loom.PanicError) { log.Printf("loom: action %v", p) }))
+}

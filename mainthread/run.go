@@ -1,0 +1,157 @@
+package mainthread
+
+import (
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/taskqueue-go/taskqueue/loom"
+)
+
+// An Option configures Run.
+type Option interface {
+	apply(*options)
+}
+
+type optionFunc func(*options)
+
+func (f optionFunc) apply(o *options) { f(o) }
+
+type options struct {
+	frameInterval time.Duration
+	spin          time.Duration
+}
+
+// DefaultSpin is how long Run keeps the main thread spinning after a frame,
+// and a caller of Call spins waiting for its result while the loop spins,
+// before each parks. Waking a parked thread costs microseconds; a spinning
+// one sees new work within a fraction of one. See WithSpin.
+const DefaultSpin = 50 * time.Microsecond
+
+// WithFrameInterval sets how often Run runs frames while coroutines of the
+// main loom wait for frames or poll a condition: 1/60 s by default. Posted
+// work and due timers run at once, whatever the interval. WithFrameInterval
+// panics if d <= 0.
+func WithFrameInterval(d time.Duration) Option {
+	if d <= 0 {
+		panic(fmt.Sprintf("mainthread: WithFrameInterval(%v): interval must be positive", d))
+	}
+	return optionFunc(func(o *options) { o.frameInterval = d })
+}
+
+// WithSpin sets how long the main thread spins after a frame before it parks,
+// and how long callers of Call spin for their result while it does (see
+// DefaultSpin). Spinning trades CPU time for latency: a round trip through a
+// spinning loop takes about a microsecond, through a parked one tens (see
+// BenchmarkCall, which reports both, with the CPU time each call costs).
+// WithSpin(0) turns spinning off. WithSpin panics if d < 0.
+func WithSpin(d time.Duration) Option {
+	if d < 0 {
+		panic(fmt.Sprintf("mainthread: WithSpin(%v): duration must not be negative", d))
+	}
+	return optionFunc(func(o *options) { o.spin = d })
+}
+
+var (
+	// spinFor is the spin of the running Run, in nanoseconds.
+	spinFor atomic.Int64
+	// loopSpinning is true while Run spins for work, so callers know that
+	// spinning for their result is worth it.
+	loopSpinning atomic.Bool
+)
+
+// Run serves the main thread until app returns. Call it from main; it runs
+// app on a new goroutine and uses the main goroutine to run the main loom
+// frame by frame, as work arrives: posted functions (Call, Go) at once, timers
+// when they fall due, coroutines at the frame interval. It never runs empty
+// frames in a busy loop: between frames it spins briefly (WithSpin), then
+// sleeps until woken.
+//
+// When app returns, Run closes the main loom: functions already posted run,
+// timers end with loom.ErrClosed, later calls get ErrClosed. Then Run
+// returns. Run panics if called off the main goroutine or while the main
+// loom's frames are driven elsewhere.
+func Run(app func(), opts ...Option) {
+	if !IsMain() {
+		panic("mainthread: Run called off the main goroutine")
+	}
+	o := options{frameInterval: time.Second / 60, spin: DefaultSpin}
+	for _, opt := range opts {
+		opt.apply(&o)
+	}
+	spinFor.Store(int64(o.spin))
+	defer spinFor.Store(0)
+
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		app()
+	}()
+	l := mainLoom
+	wake := l.Wake()
+	var timer *time.Timer
+	for {
+		l.Update()
+		select {
+		case <-done:
+			l.Close()
+			return
+		default:
+		}
+		idle := l.Idle()
+		if idle.Now || (o.spin > 0 && spin(wake, done, o.spin)) {
+			continue
+		}
+		var tick <-chan time.Time
+		if d, ok := nextFrame(idle, o.frameInterval); ok {
+			if d <= 0 {
+				continue
+			}
+			if timer == nil {
+				timer = time.NewTimer(d)
+				defer timer.Stop()
+			} else {
+				timer.Reset(d)
+			}
+			tick = timer.C
+		}
+		select {
+		case <-wake:
+		case <-tick:
+		case <-done:
+		}
+	}
+}
+
+// nextFrame returns how long the loop may sleep before the next frame, or
+// false if it may sleep until woken.
+func nextFrame(idle loom.Idle, interval time.Duration) (time.Duration, bool) {
+	switch {
+	case idle.Frames && idle.Timed:
+		return min(interval, idle.Delay), true
+	case idle.Frames:
+		return interval, true
+	case idle.Timed:
+		return idle.Delay, true
+	}
+	return 0, false
+}
+
+// spin watches for work for up to d, reporting whether some arrived.
+func spin(wake <-chan struct{}, done <-chan struct{}, d time.Duration) bool {
+	loopSpinning.Store(true)
+	defer loopSpinning.Store(false)
+	start := time.Now()
+	for i := 1; ; i++ {
+		select {
+		case <-wake:
+			return true
+		case <-done:
+			return true
+		default:
+		}
+		if i%64 == 0 && time.Since(start) > d {
+			return false
+		}
+	}
+}

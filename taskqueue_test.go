@@ -1,0 +1,130 @@
+package taskqueue_test
+
+import (
+	"context"
+	"runtime"
+	"sync/atomic"
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/taskqueue-go/taskqueue/loom"
+	"github.com/taskqueue-go/taskqueue/mainthread"
+	"github.com/taskqueue-go/taskqueue/taskqueue"
+)
+
+// The end-to-end tests run under mainthread.Run, as a program would, so that
+// the main thread is really served.
+func TestMain(m *testing.M) {
+	mainthread.Run(func() {
+		goleak.VerifyTestMain(m, goleak.IgnoreCurrent())
+	})
+}
+
+// TestWorkersMarshalResultsToTheMainThread: tasks on a concurrent queue
+// compute, and hand each result to the main thread, which alone touches the
+// shared state; a serial queue waits synchronously for a main-thread call.
+func TestWorkersMarshalResultsToTheMainThread(t *testing.T) {
+	ctx := context.Background()
+	work := taskqueue.NewConcurrent(runtime.GOMAXPROCS(0))
+	results := make([]int, 64) // touched only on the main thread
+	var offMain atomic.Int32
+	for i := range results {
+		work.Go(func() {
+			square := i * i
+			if err := taskqueue.RunAsyncOnMainThread(func() {
+				if !mainthread.IsMain() {
+					offMain.Add(1)
+				}
+				results[i] = square
+			}); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	if err := work.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var sum int
+	serial := taskqueue.NewSerial()
+	err := serial.RunSync(ctx, func(ctx context.Context) error {
+		return taskqueue.RunSyncOnMainThread(ctx, func() {
+			for _, r := range results {
+				sum += r
+			}
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 63 * 64 * 127 / 6; sum != want {
+		t.Errorf("sum of squares = %d; want %d", sum, want)
+	}
+	if n := offMain.Load(); n > 0 {
+		t.Errorf("%d results were applied off the main thread", n)
+	}
+}
+
+// TestMainThreadCallsQueueAndBack: a function on the main thread waits on a
+// queue task that posts back to the main thread with RunAsyncOnMainThread,
+// which never blocks, so nothing deadlocks; and RunSyncOnMainThread from the
+// main thread itself runs inline.
+func TestMainThreadCallsQueueAndBack(t *testing.T) {
+	ctx := context.Background()
+	q := taskqueue.NewSerial()
+	order := make(chan string, 3)
+	mainthread.Call(func() {
+		// On the main thread: a nested main-thread call runs inline.
+		taskqueue.RunSyncOnMainThread(ctx, func() { order <- "inline on main" })
+		h := q.RunAsync(ctx, func(ctx context.Context) error {
+			return taskqueue.RunAsyncOnMainThread(func() { order <- "posted from the queue" })
+		})
+		if err := h.Wait(ctx); err != nil {
+			t.Error(err)
+		}
+		order <- "main waited for the queue"
+	})
+	mainthread.Call(func() {}) // the posted function has run by now
+	close(order)
+	var got []string
+	for s := range order {
+		got = append(got, s)
+	}
+	want := []string{"inline on main", "main waited for the queue", "posted from the queue"}
+	if len(got) != len(want) {
+		t.Fatalf("got %v; want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("got %v; want %v", got, want)
+		}
+	}
+}
+
+// TestMainLoomBudget: a flood of main-thread posts is spread over frames by
+// the main loom's budget, and every post runs once.
+func TestMainLoomBudget(t *testing.T) {
+	mainthread.Loom().Configure(loom.WithBudget(100, 0))
+	defer mainthread.Loom().Configure(loom.WithBudget(0, 0))
+	var ran atomic.Int32
+	start := mainthread.Loom().Frame()
+	for range 1000 {
+		taskqueue.RunAsyncOnMainThread(func() { ran.Add(1) })
+	}
+	taskqueue.RunSyncOnMainThread(context.Background(), func() {})
+	if got := ran.Load(); got != 1000 {
+		t.Errorf("%d posts ran; want 1000", got)
+	}
+	if frames := mainthread.Loom().Frame() - start; frames < 10 {
+		t.Errorf("1000 posts ran in %d frames with a budget of 100; want at least 10", frames)
+	}
+}
+
+func TestOnlyTheMainGoroutineIsMain(t *testing.T) {
+	if mainthread.IsMain() {
+		t.Error("a test goroutine claims to be the main goroutine")
+	}
+	if !mainthread.CallValue(mainthread.IsMain) {
+		t.Error("IsMain() = false on the main thread")
+	}
+}
