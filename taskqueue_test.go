@@ -128,3 +128,40 @@ func TestOnlyTheMainGoroutineIsMain(t *testing.T) {
 		t.Error("IsMain() = false on the main thread")
 	}
 }
+
+// TestCoroutineWaitsForATask: a coroutine of the main loom sends heavy work
+// to a queue and waits for its handle; it resumes on the main thread, in the
+// first frame after the task is done, and uses the result there.
+func TestCoroutineWaitsForATask(t *testing.T) {
+	ctx := context.Background()
+	work := taskqueue.NewConcurrent(2)
+	type result struct {
+		v      int
+		onMain bool
+		err    error
+	}
+	done := make(chan result, 1)
+	mainthread.Go(func() {
+		mainthread.Loom().StartCoroutine(func(yield func(loom.Instruction) bool) {
+			f := taskqueue.RunAsync(ctx, work, func(context.Context) (int, error) {
+				sum := 0
+				for i := range 1000 {
+					sum += i
+				}
+				return sum, nil
+			})
+			if !yield(loom.WaitFor(f)) {
+				return
+			}
+			v, err := f.Result(ctx)
+			done <- result{v, mainthread.IsMain(), err}
+		})
+	})
+	r := <-done
+	if r.v != 499500 || !r.onMain || r.err != nil {
+		t.Errorf("result %d on the main thread %v, error %v; want 499500, true, nil", r.v, r.onMain, r.err)
+	}
+	if err := work.Close(); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -31,10 +31,57 @@
 // by [Loom.SetTimeScale] (0 pauses it). Delayed actions count on unscaled
 // time.
 //
+// # Coroutines
+//
+// A coroutine is a Go iterator function, func(yield func(Instruction) bool),
+// started with [Loom.StartCoroutine] and resumed once per frame at most, on
+// the loom's goroutine, with iter.Pull. Started on that goroutine it runs at
+// once up to its first yield, as Unity's StartCoroutine does; started from
+// another goroutine it is queued and starts in the next frame, because an
+// iter.Pull coroutine must be created and resumed on one goroutine (and on
+// one OS thread, when that goroutine is locked: a mismatch is a fatal error of
+// the runtime, not a panic). What it yields says when it resumes:
+//
+//	yield                         resumes
+//	NextFrame(), Instruction{}    in the next frame, never the same one
+//	WaitForSeconds(d)             in the first frame whose scaled time is d
+//	                              past the yield's (d <= 0: next frame); a
+//	                              time scale of 0 freezes it
+//	WaitForSecondsRealtime(d)     the same on unscaled time
+//	WaitForFrames(n)              in frame f+n, f the yield's frame (n <= 1:
+//	                              next frame)
+//	WaitUntil(cond)               in the first frame, from the next on, in
+//	                              which cond() is true; polled once per frame
+//	WaitWhile(cond)               the same, when cond() is false
+//	WaitFor(c), c a *Coroutine    in the pass in which c ends, right after it
+//	                              (nesting costs no frame); next frame if c
+//	                              had ended or ends in the yield's frame
+//	WaitFor(w), any Waitable      in the first frame after w.Done() is closed
+//	                              (a taskqueue.Handle, say); polled
+//	WaitCustom(k)                 in the first frame, from the next on, in
+//	                              which k.KeepWaiting() is false; polled
+//
+// Each frame's coroutine pass runs after the delayed actions. It first
+// applies the stops and starts asked from other goroutines, then resumes the
+// coroutines waiting for the next frame (in yield order), for a frame count,
+// scaled time and real time (each in due order), then those whose polled
+// wait is over (in yield order). Only polled waits cost anything in frames
+// where they do not resume; the others wait in heaps and lists. Yielding
+// allocates nothing. End-of-frame and fixed-update waits are left out: a loop
+// that needs them runs its own loom for each phase.
+//
+// [Coroutine.Stop] (or [Loom.StopCoroutine], [Loom.StopAllCoroutines], and
+// closing its [Scope] or the loom) ends a coroutine: its yield reports false,
+// the body must then return, and its defers run (Unity skips finally blocks).
+// A panic in a body, its first part included, ends only that coroutine: it
+// goes to the panic handler with its stack and to [Coroutine.Err], and the
+// coroutines waiting for it resume. [Loom.Coroutines] lists the live
+// coroutines and what they wait for, to hunt those that never end.
+//
 // # Scopes and background work
 //
-// A [Scope] groups the actions and timers of one owner, such as a game object,
-// and ends them together. [Loom.RunAsync] runs a function off the loop, at
+// A [Scope] groups the actions, timers and coroutines of one owner, such as a
+// game object, and ends them together. [Loom.RunAsync] runs a function off the loop, at
 // most eight at a time by default, on a scheduler.Scheduler.
 //
 // # Panics

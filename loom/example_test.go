@@ -134,3 +134,101 @@ func ExampleWithPanicHandler() {
 	// recovered: bad frame data
 	// the frame goes on
 }
+
+// A coroutine spreads work over frames: it runs up to each yield, then
+// resumes when its instruction says.
+func ExampleLoom_StartCoroutine() {
+	l := loom.New(loom.ManualClock(), loom.OwnedByCaller())
+	l.StartCoroutine(func(yield func(loom.Instruction) bool) {
+		fmt.Println("frame", l.Frame(), "start")
+		if !yield(loom.WaitForSeconds(2 * time.Second)) {
+			return
+		}
+		fmt.Println("frame", l.Frame(), "two seconds later")
+		if !yield(loom.WaitForFrames(3)) {
+			return
+		}
+		fmt.Println("frame", l.Frame(), "three frames later")
+	})
+	for range 10 {
+		l.UpdateDelta(500 * time.Millisecond)
+	}
+	// Output:
+	// frame 0 start
+	// frame 4 two seconds later
+	// frame 7 three frames later
+}
+
+// A coroutine waits for another, as Unity's yield return StartCoroutine(...)
+// does, and resumes in the frame in which the inner one ends.
+func ExampleWaitFor() {
+	l := loom.New(loom.ManualClock(), loom.OwnedByCaller())
+	fade := func(yield func(loom.Instruction) bool) {
+		for alpha := 3; alpha > 0; alpha-- {
+			fmt.Println("frame", l.Frame(), "alpha", alpha)
+			if !yield(loom.NextFrame()) {
+				return
+			}
+		}
+	}
+	l.StartCoroutine(func(yield func(loom.Instruction) bool) {
+		if !yield(loom.WaitFor(l.StartCoroutine(fade))) {
+			return
+		}
+		fmt.Println("frame", l.Frame(), "faded out")
+	})
+	for range 4 {
+		l.UpdateDelta(time.Second / 60)
+	}
+	// Output:
+	// frame 0 alpha 3
+	// frame 1 alpha 2
+	// frame 2 alpha 1
+	// frame 3 faded out
+}
+
+func ExampleWaitUntil() {
+	l := loom.New(loom.ManualClock(), loom.OwnedByCaller())
+	loaded := false
+	l.PostAfter(100*time.Millisecond, func() { loaded = true })
+	l.StartCoroutine(func(yield func(loom.Instruction) bool) {
+		if yield(loom.WaitUntil(func() bool { return loaded })) {
+			fmt.Println("loaded at", l.UnscaledTime())
+		}
+	})
+	for range 5 {
+		l.UpdateDelta(40 * time.Millisecond)
+	}
+	// Output: loaded at 120ms
+}
+
+// Stopping a coroutine makes its yield report false; its defers run.
+func ExampleCoroutine_Stop() {
+	l := loom.New(loom.ManualClock(), loom.OwnedByCaller())
+	c := l.StartCoroutine(func(yield func(loom.Instruction) bool) {
+		defer fmt.Println("cleanup")
+		for yield(loom.NextFrame()) {
+			fmt.Println("tick")
+		}
+	})
+	l.UpdateDelta(time.Millisecond)
+	c.Stop()
+	fmt.Println(c.Err())
+	// Output:
+	// tick
+	// cleanup
+	// loom: coroutine stopped
+}
+
+func ExampleLoom_Coroutines() {
+	l := loom.New(loom.ManualClock(), loom.OwnedByCaller())
+	l.StartCoroutine(func(yield func(loom.Instruction) bool) {
+		for yield(loom.WaitForSecondsRealtime(time.Minute)) {
+		}
+	})
+	for _, c := range l.Coroutines() {
+		fmt.Println(c.ID, c.State, c.Wait)
+	}
+	l.Close() // stops the coroutine, which would otherwise never end
+	// Output: 1 waiting WaitForSecondsRealtime(1m0s)
+}

@@ -24,10 +24,12 @@ type Idle struct {
 func (l *Loom) Idle() Idle {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	i := Idle{Now: len(l.posted) > 0 || l.next < len(l.batch)}
+	i := Idle{Now: len(l.posted) > 0 || l.next < len(l.batch) ||
+		len(l.incoming) > 0 || len(l.stopping) > 0 || len(l.closing) > 0 || l.stopAll}
 	if e := l.topLocked(); e != nil {
 		i.Timed = true
 		i.Delay = time.Duration(e.due - l.nowLocked())
 	}
+	l.co.idle(l, &i)
 	return i
 }

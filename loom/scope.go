@@ -11,14 +11,15 @@ import (
 //
 // A Scope is safe for use by multiple goroutines.
 type Scope struct {
-	l      *Loom
-	closed atomic.Bool
-	timers map[*Timer]struct{} // the scope's waiting timers; under l.mu
+	l          *Loom
+	closed     atomic.Bool
+	timers     map[*Timer]struct{}     // the scope's waiting timers; under l.mu
+	coroutines map[*Coroutine]struct{} // the scope's coroutines; owned by the loom's goroutine
 }
 
 // NewScope returns a new, open scope of l.
 func (l *Loom) NewScope() *Scope {
-	return &Scope{l: l, timers: make(map[*Timer]struct{})}
+	return &Scope{l: l, timers: make(map[*Timer]struct{}), coroutines: make(map[*Coroutine]struct{})}
 }
 
 // Post is Loom.Post for an action of s: it does not run if s is closed
@@ -46,10 +47,17 @@ func (s *Scope) PostAt(at time.Time, f func()) *Timer {
 	return s.l.postAt(s, 0, at, f)
 }
 
+// StartCoroutine is Loom.StartCoroutine for a coroutine of s, which Close
+// stops.
+func (s *Scope) StartCoroutine(body func(yield func(Instruction) bool)) *Coroutine {
+	return s.l.startCoroutine(s, body)
+}
+
 // Close ends s: its posted actions that have not run never will, its timers
-// are stopped (their Err reports ErrClosed), and posting through s returns
-// ErrClosed. Close is safe from any goroutine, frames included, and
-// idempotent.
+// are stopped (their Err reports ErrClosed), its coroutines are stopped with
+// ErrClosed (at once on the loom's goroutine, at the next frame otherwise),
+// and posting through s returns ErrClosed. Close is safe from any goroutine,
+// frames included, and idempotent.
 func (s *Scope) Close() {
 	if s.closed.Swap(true) {
 		return
@@ -60,7 +68,25 @@ func (s *Scope) Close() {
 		t.err = ErrClosed
 		l.unscheduleLocked(t) // leaves s.timers
 	}
+	onLoop := l.OnLoop()
+	if !onLoop {
+		l.closing = append(l.closing, s)
+	}
+	wake := l.wakeLocked()
 	l.mu.Unlock()
+	if onLoop {
+		s.stopCoroutines()
+	} else {
+		wake.send()
+	}
+}
+
+// stopCoroutines stops the coroutines of s, on the loom's goroutine.
+func (s *Scope) stopCoroutines() {
+	for c := range s.coroutines {
+		s.l.stopNow(c, ErrClosed)
+	}
+	clear(s.coroutines)
 }
 
 // Closed reports whether s is closed.

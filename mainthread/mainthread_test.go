@@ -262,3 +262,36 @@ func runScenarioProcess(t *testing.T, name string) (string, error) {
 func restoreHandler() {
 	mainthread.Loom().Configure(loom.WithPanicHandler(func(p *loom.PanicError) { log.Printf("loom: action %v", p) }))
 }
+
+// TestMainLoomCoroutines: a coroutine of the main loom runs on the main
+// thread and counts as the main goroutine there, so that Call from inside it
+// runs inline instead of deadlocking; and Run paces frames for it.
+func TestMainLoomCoroutines(t *testing.T) {
+	type report struct {
+		isMain, onMain bool
+		frames         int64
+	}
+	done := make(chan report, 1)
+	mainthread.Go(func() {
+		l := mainthread.Loom()
+		l.StartCoroutine(func(yield func(loom.Instruction) bool) {
+			start := l.Frame()
+			if !yield(loom.WaitForFrames(3)) {
+				return
+			}
+			var r report
+			mainthread.Call(func() { r.isMain = mainthread.IsMain() })
+			r.onMain = onMainThread(t)
+			r.frames = l.Frame() - start
+			done <- r
+		})
+	})
+	select {
+	case r := <-done:
+		if !r.isMain || !r.onMain || r.frames != 3 {
+			t.Errorf("in a main-loom coroutine: IsMain %v, on the main thread %v, after %d frames; want true, true, 3", r.isMain, r.onMain, r.frames)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the coroutine never resumed: Run does not run frames for coroutines")
+	}
+}

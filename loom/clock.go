@@ -1,0 +1,58 @@
+package loom
+
+import (
+	"math"
+	"time"
+)
+
+// now returns l's clock: the real clock, or the clock that UpdateDelta drives.
+func (l *Loom) nowLocked() int64 {
+	if l.manual {
+		return l.clock
+	}
+	return int64(time.Since(l.epoch))
+}
+
+// Now returns the current instant on l's clock: the real time, or, for a
+// loom made with ManualClock, the time of the latest frame (the time at New
+// plus the deltas so far). Delays count from it.
+func (l *Loom) Now() time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.epoch.Add(time.Duration(l.nowLocked()))
+}
+
+// Frame returns the number of frames run so far; during a frame, that frame's
+// number, counting from 1.
+func (l *Loom) Frame() int64 { return l.frame.Load() }
+
+// Time returns the scaled time of the current frame: the sum of the frames'
+// deltas, each multiplied by the time scale in force (Unity's Time.time).
+func (l *Loom) Time() time.Duration { return time.Duration(l.scaled.Load()) }
+
+// UnscaledTime returns the time of the current frame since New, unaffected
+// by the time scale (Unity's Time.unscaledTime).
+func (l *Loom) UnscaledTime() time.Duration { return time.Duration(l.unscaled.Load()) }
+
+// DeltaTime returns the scaled time between the previous frame and the
+// current one (Unity's Time.deltaTime).
+func (l *Loom) DeltaTime() time.Duration { return time.Duration(l.delta.Load()) }
+
+// UnscaledDeltaTime returns the time between the previous frame and the
+// current one, unaffected by the time scale.
+func (l *Loom) UnscaledDeltaTime() time.Duration { return time.Duration(l.udelta.Load()) }
+
+// TimeScale returns the rate at which scaled time passes: 1 by default, 0
+// when paused.
+func (l *Loom) TimeScale() float64 { return math.Float64frombits(l.scale.Load()) }
+
+// SetTimeScale sets the rate at which scaled time passes from the next frame
+// on: 0 pauses it, and with it the coroutines waiting with WaitForSeconds.
+// Delayed actions and WaitForSecondsRealtime use unscaled time and go on.
+// SetTimeScale panics if s is negative, infinite or NaN.
+func (l *Loom) SetTimeScale(s float64) {
+	if s < 0 || math.IsInf(s, 0) || math.IsNaN(s) {
+		panic("loom: SetTimeScale: the scale must be a finite number >= 0")
+	}
+	l.scale.Store(math.Float64bits(s))
+}

@@ -1,0 +1,358 @@
+package loom
+
+import (
+	"cmp"
+	"errors"
+	"iter"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/taskqueue-go/taskqueue/scheduler"
+)
+
+// ErrStopped is the error of a coroutine ended by Stop, StopCoroutine or
+// StopAllCoroutines.
+var ErrStopped = errors.New("loom: coroutine stopped")
+
+// A Coroutine is a function that runs across frames: a Go iterator function
+// whose yields say when to resume it (see Instruction). The loom resumes it
+// with iter.Pull on the loom's goroutine.
+//
+// The body must return once yield reports false: that is how Stop ends it,
+// after which its deferred calls run (Unity skips finally blocks; a Go
+// coroutine's defers always run). A body that panics ends, its panic goes to
+// the loom's panic handler and to Err, and the coroutines waiting for it
+// resume. A body must not call runtime.Goexit, which would end the loom's
+// goroutine.
+//
+// A Coroutine handle is safe for use by multiple goroutines.
+type Coroutine struct {
+	l     *Loom
+	scope *Scope // nil for the Loom's own coroutines
+	id    uint64
+	body  func(yield func(Instruction) bool)
+	g     atomic.Uintptr // the goroutine its body runs on (see curg); set when it starts
+
+	// Owned by the loom's goroutine:
+	next     func() (Instruction, bool)
+	stop     func()
+	started  bool
+	running  bool // its body runs now
+	stopWith error
+	wait     Instruction
+	waitSeq  uint64          // its entry in one of the wait heaps; 0 if none
+	yielded  int64           // the frame in which it last yielded
+	waitCh   <-chan struct{} // the channel of a WaitFor on a foreign Waitable
+	waiters  []*Coroutine    // coroutines waiting for it
+	panicked *PanicError
+	frame    int64 // the frame in which it was started
+
+	mu   sync.Mutex // guards the fields below, which any goroutine reads
+	done bool
+	err  error
+	ch   chan struct{} // made by Done
+}
+
+// ID returns a number that names c among the coroutines of its loom.
+func (c *Coroutine) ID() uint64 { return c.id }
+
+// Done returns a channel that is closed when c has ended, which makes a
+// Coroutine a Waitable.
+func (c *Coroutine) Done() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ch == nil {
+		c.ch = make(chan struct{})
+		if c.done {
+			close(c.ch)
+		}
+	}
+	return c.ch
+}
+
+// Err returns nil while c runs or if its body returned, a *PanicError if it
+// panicked, ErrStopped if it was stopped, and ErrClosed if its loom or scope
+// closed first.
+func (c *Coroutine) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
+
+func (c *Coroutine) isDone() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.done
+}
+
+// complete records c's end and wakes those waiting on Done.
+func (c *Coroutine) complete(err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.done, c.err = true, err
+	if c.ch != nil {
+		close(c.ch)
+	}
+}
+
+// Stop ends c, reporting whether it had not ended yet. On the loom's
+// goroutine, c ends at once: its yield reports false, its body returns and
+// its defers run before Stop returns (if c is the coroutine that calls Stop,
+// when it next yields). From any other goroutine, the stop happens at the
+// start of the next frame. Err then reports ErrStopped.
+func (c *Coroutine) Stop() bool {
+	return c.l.stopCoroutine(c, ErrStopped)
+}
+
+// StartCoroutine starts body as a coroutine of l and returns its handle.
+// Called on l's goroutine (from an action, a coroutine, or the loop between
+// frames), it runs body at once up to its first yield, as Unity's
+// StartCoroutine does. Called from any other goroutine, it queues body to
+// start in the next frame: an iter.Pull coroutine must be created and resumed
+// on one goroutine, and on one OS thread when that goroutine is locked.
+// After Close, the returned coroutine has ended with ErrClosed without running.
+func (l *Loom) StartCoroutine(body func(yield func(Instruction) bool)) *Coroutine {
+	return l.startCoroutine(nil, body)
+}
+
+// StopCoroutine is c.Stop under Unity's name.
+func (l *Loom) StopCoroutine(c *Coroutine) bool {
+	if c.l != l {
+		panic("loom: StopCoroutine of a coroutine of another loom")
+	}
+	return c.Stop()
+}
+
+// StopAllCoroutines stops every coroutine of l, as Stop does for each.
+func (l *Loom) StopAllCoroutines() {
+	if !l.OnLoop() {
+		l.mu.Lock()
+		l.stopAll = true
+		l.mu.Unlock()
+		return
+	}
+	l.stopAllNow(ErrStopped)
+}
+
+func (l *Loom) startCoroutine(s *Scope, body func(yield func(Instruction) bool)) *Coroutine {
+	if body == nil {
+		panic("loom: StartCoroutine(nil)")
+	}
+	c := &Coroutine{l: l, scope: s, id: l.co.ids.Add(1), body: body}
+	if s != nil && s.closed.Load() {
+		c.complete(ErrClosed)
+		return c
+	}
+	if l.OnLoop() && !l.isClosed() {
+		l.begin(c)
+		return c
+	}
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		c.complete(ErrClosed)
+		return c
+	}
+	l.incoming = append(l.incoming, c)
+	wake := l.wakeLocked()
+	l.mu.Unlock()
+	wake.send()
+	return c
+}
+
+func (l *Loom) isClosed() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.closed
+}
+
+// stopCoroutine ends c with err, at once on the loom's goroutine, at the next
+// frame otherwise.
+func (l *Loom) stopCoroutine(c *Coroutine, err error) bool {
+	if c.isDone() {
+		return false
+	}
+	if !l.OnLoop() {
+		l.mu.Lock()
+		l.stopping = append(l.stopping, c)
+		wake := l.wakeLocked()
+		l.mu.Unlock()
+		wake.send()
+		return true
+	}
+	return l.stopNow(c, err)
+}
+
+// begin starts c on the loom's goroutine and runs it to its first yield.
+func (l *Loom) begin(c *Coroutine) {
+	if c.scope != nil {
+		if c.scope.closed.Load() {
+			c.complete(ErrClosed)
+			return
+		}
+		c.scope.coroutines[c] = struct{}{}
+	}
+	c.started = true
+	c.frame = l.Frame()
+	c.next, c.stop = iter.Pull(c.run)
+	l.co.live = append(l.co.live, c)
+	l.resume(c)
+}
+
+// run is the iterator function given to iter.Pull: the body, with its panic
+// recovered where it happened, so that the stack shows it (iter.Pull would
+// re-panic on the loom's goroutine, far from the cause).
+func (c *Coroutine) run(yield func(Instruction) bool) {
+	c.g.Store(curg())
+	normal := false
+	defer func() {
+		if !normal {
+			if v := recover(); v != nil {
+				c.panicked = scheduler.NewPanicError(v)
+			}
+		}
+	}()
+	c.body(yield)
+	normal = true
+}
+
+// resume runs c up to its next yield, or its end.
+func (l *Loom) resume(c *Coroutine) {
+	co := &l.co
+	outer := co.current.Load()
+	co.current.Store(c)
+	c.running = true
+	in, ok := c.next()
+	c.running = false
+	co.current.Store(outer)
+	switch {
+	case c.panicked != nil:
+		l.HandlePanic(c.panicked)
+		l.end(c, c.panicked)
+	case !ok:
+		l.end(c, nil)
+	case c.stopWith != nil:
+		l.stopNow(c, c.stopWith)
+	default:
+		c.yielded = l.Frame()
+		co.schedule(l, c, in)
+	}
+}
+
+// stopNow ends c with err on the loom's goroutine, reporting whether it had
+// not ended.
+func (l *Loom) stopNow(c *Coroutine, err error) bool {
+	if c.isDone() {
+		return false
+	}
+	if c.running { // c stops itself, or a coroutine it runs stops it: at its next yield
+		if c.stopWith == nil {
+			c.stopWith = err
+		}
+		return true
+	}
+	if c.started {
+		c.waitSeq = 0 // leaves its heap, if in one; lists skip ended coroutines
+		c.stop()      // yield reports false: the body returns, its defers run
+		if c.panicked != nil {
+			l.HandlePanic(c.panicked)
+			err = c.panicked
+		}
+	}
+	l.end(c, err)
+	return true
+}
+
+// end records c's end, releases it and wakes the coroutines waiting for it.
+func (l *Loom) end(c *Coroutine, err error) {
+	co := &l.co
+	if c.started {
+		c.stop() // no-op once the body has returned; releases the iterator
+		if i := slices.Index(co.live, c); i >= 0 {
+			last := len(co.live) - 1
+			co.live[i] = co.live[last]
+			co.live[last] = nil
+			co.live = co.live[:last]
+		}
+	}
+	if c.scope != nil {
+		delete(c.scope.coroutines, c)
+	}
+	c.next, c.stop, c.waitCh = nil, nil, nil
+	c.wait = Instruction{}
+	c.complete(err)
+	for _, w := range c.waiters {
+		l.wake(w)
+	}
+	c.waiters = nil
+}
+
+// stopAllNow ends every coroutine of l with err.
+func (l *Loom) stopAllNow(err error) {
+	for _, c := range slices.Clone(l.co.live) {
+		l.stopNow(c, err)
+	}
+}
+
+// CoroutineState is the state of a coroutine in a CoroutineInfo.
+type CoroutineState int
+
+const (
+	// CoroutineQueued is a coroutine started from another goroutine that
+	// starts in the next frame.
+	CoroutineQueued CoroutineState = iota
+	// CoroutineRunning is the coroutine whose body runs now (the caller of
+	// Coroutines, or one that started it).
+	CoroutineRunning
+	// CoroutineWaiting is a coroutine waiting on an Instruction.
+	CoroutineWaiting
+)
+
+func (s CoroutineState) String() string {
+	switch s {
+	case CoroutineQueued:
+		return "queued"
+	case CoroutineRunning:
+		return "running"
+	}
+	return "waiting"
+}
+
+// CoroutineInfo describes a live coroutine, for hunting coroutines that
+// never end.
+type CoroutineInfo struct {
+	ID      uint64
+	State   CoroutineState
+	Wait    Instruction // what a waiting coroutine waits for
+	Started int64       // the frame in which it started; 0 if queued
+	Scoped  bool        // it was started through a Scope
+}
+
+// Coroutines returns a snapshot of l's coroutines that have not ended,
+// ordered by ID. It costs one allocation per call and must be called on l's
+// goroutine (from another, post it: mainthread.CallValue does so for the
+// main loom).
+func (l *Loom) Coroutines() []CoroutineInfo {
+	if !l.OnLoop() {
+		panic("loom: Coroutines called from a goroutine other than the loom's owner")
+	}
+	l.mu.Lock()
+	queued := slices.Clone(l.incoming)
+	l.mu.Unlock()
+	infos := make([]CoroutineInfo, 0, len(l.co.live)+len(queued))
+	for _, c := range queued {
+		if !c.isDone() {
+			infos = append(infos, CoroutineInfo{ID: c.id, State: CoroutineQueued, Scoped: c.scope != nil})
+		}
+	}
+	for _, c := range l.co.live {
+		info := CoroutineInfo{ID: c.id, State: CoroutineWaiting, Wait: c.wait, Started: c.frame, Scoped: c.scope != nil}
+		if c.running {
+			info.State, info.Wait = CoroutineRunning, Instruction{}
+		}
+		infos = append(infos, info)
+	}
+	slices.SortFunc(infos, func(a, b CoroutineInfo) int { return cmp.Compare(a.ID, b.ID) })
+	return infos
+}

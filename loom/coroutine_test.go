@@ -1,0 +1,577 @@
+package loom_test
+
+import (
+	"errors"
+	"fmt"
+	"iter"
+	"runtime"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/taskqueue-go/taskqueue/loom"
+)
+
+// trace records what coroutines did, each entry prefixed with the frame.
+type trace struct {
+	l   *loom.Loom
+	got []string
+}
+
+func (tr *trace) add(s string) { tr.got = append(tr.got, fmt.Sprintf("%d:%s", tr.l.Frame(), s)) }
+
+func (tr *trace) expect(t *testing.T, want ...string) {
+	t.Helper()
+	if !slices.Equal(tr.got, want) {
+		t.Errorf("trace:\n  got  %v\n  want %v", tr.got, want)
+	}
+	tr.got = nil
+}
+
+// frames runs n frames of dt each on a manual-clock loom.
+func frames(l *loom.Loom, n int, dt time.Duration) {
+	for range n {
+		l.UpdateDelta(dt)
+	}
+}
+
+// waitsEach returns a coroutine body that records, then yields in, then
+// records again.
+func waitsEach(tr *trace, in loom.Instruction) func(func(loom.Instruction) bool) {
+	return func(yield func(loom.Instruction) bool) {
+		tr.add("before")
+		if !yield(in) {
+			return
+		}
+		tr.add("after")
+	}
+}
+
+// TestInstructionTable checks each row of the package documentation's table
+// frame by frame. Each coroutine starts in an action of frame 1.
+func TestInstructionTable(t *testing.T) {
+	const dt = 100 * time.Millisecond
+	cond := false
+	keep := &keepWaiter{n: 2}
+	done := make(chan struct{})
+	cases := []struct {
+		name   string
+		in     loom.Instruction
+		setup  func(l *loom.Loom) // runs in frame 1's action, before the start
+		frames int
+		want   []string
+	}{
+		{"NextFrame", loom.NextFrame(), nil, 3, []string{"1:before", "2:after"}},
+		{"zero Instruction", loom.Instruction{}, nil, 3, []string{"1:before", "2:after"}},
+		{"WaitForSeconds", loom.WaitForSeconds(250 * time.Millisecond), nil, 5, []string{"1:before", "4:after"}},
+		{"WaitForSeconds(0)", loom.WaitForSeconds(0), nil, 3, []string{"1:before", "2:after"}},
+		{"WaitForSeconds(-1s)", loom.WaitForSeconds(-time.Second), nil, 3, []string{"1:before", "2:after"}},
+		{"WaitForSeconds at half speed", loom.WaitForSeconds(200 * time.Millisecond),
+			// Frame 1 ran at full speed (100ms); then 50ms of scaled time a frame.
+			func(l *loom.Loom) { l.SetTimeScale(0.5) }, 7, []string{"1:before", "5:after"}},
+		{"WaitForSeconds paused", loom.WaitForSeconds(time.Millisecond),
+			func(l *loom.Loom) { l.SetTimeScale(0) }, 6, []string{"1:before"}},
+		{"WaitForSecondsRealtime paused", loom.WaitForSecondsRealtime(200 * time.Millisecond),
+			func(l *loom.Loom) { l.SetTimeScale(0) }, 5, []string{"1:before", "3:after"}},
+		{"WaitForFrames(3)", loom.WaitForFrames(3), nil, 6, []string{"1:before", "4:after"}},
+		{"WaitForFrames(1)", loom.WaitForFrames(1), nil, 3, []string{"1:before", "2:after"}},
+		{"WaitForFrames(0)", loom.WaitForFrames(0), nil, 3, []string{"1:before", "2:after"}},
+		{"WaitUntil true at once", loom.WaitUntil(func() bool { return true }), nil, 3, []string{"1:before", "2:after"}},
+		{"WaitUntil", loom.WaitUntil(func() bool { return cond }),
+			func(l *loom.Loom) { l.PostAfter(250*time.Millisecond, func() { cond = true }) }, 6, []string{"1:before", "4:after"}},
+		{"WaitWhile", loom.WaitWhile(func() bool { return !cond }),
+			func(l *loom.Loom) { l.PostAfter(250*time.Millisecond, func() { cond = true }) }, 6, []string{"1:before", "4:after"}},
+		{"WaitCustom", loom.WaitCustom(keep), nil, 6, []string{"1:before", "4:after"}},
+		{"WaitFor a channel", loom.WaitFor(waitable(done)),
+			func(l *loom.Loom) { l.PostAfter(250*time.Millisecond, func() { close(done) }) }, 6, []string{"1:before", "4:after"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cond = false
+			keep.n = 2
+			l := loom.New(loom.ManualClock())
+			tr := &trace{l: l}
+			l.Post(func() {
+				if c.setup != nil {
+					c.setup(l)
+				}
+				l.StartCoroutine(waitsEach(tr, c.in))
+			})
+			frames(l, c.frames, dt)
+			tr.expect(t, c.want...)
+			l.Close()
+		})
+	}
+}
+
+// keepWaiter keeps waiting for n polls.
+type keepWaiter struct{ n int }
+
+func (k *keepWaiter) KeepWaiting() bool {
+	k.n--
+	return k.n >= 0
+}
+
+// waitable is a Waitable made of a channel.
+type waitable chan struct{}
+
+func (w waitable) Done() <-chan struct{} { return w }
+
+// TestPolledOncePerFrameFromNextFrame counts the calls of a WaitUntil
+// condition: none in the frame of the yield, then one per frame.
+func TestPolledOncePerFrameFromNextFrame(t *testing.T) {
+	l := loom.New(loom.ManualClock())
+	calls := 0
+	var frameOfCalls []int64
+	l.StartCoroutine(func(yield func(loom.Instruction) bool) {
+		yield(loom.WaitUntil(func() bool {
+			calls++
+			frameOfCalls = append(frameOfCalls, l.Frame())
+			return calls == 3
+		}))
+	})
+	frames(l, 5, time.Millisecond)
+	// With no owner yet, the coroutine was queued and started in frame 1.
+	if want := []int64{2, 3, 4}; !slices.Equal(frameOfCalls, want) {
+		t.Errorf("condition polled in frames %v; want %v", frameOfCalls, want)
+	}
+}
+
+// TestStartOnTheLoopRunsAtOnce: started on the loom's goroutine, a coroutine
+// runs to its first yield before StartCoroutine returns; started from
+// another goroutine, it starts in the next frame.
+func TestStartOnTheLoopRunsAtOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := loom.New(loom.ManualClock(), loom.OwnedByCaller())
+		tr := &trace{l: l}
+		l.StartCoroutine(func(yield func(loom.Instruction) bool) {
+			tr.add("owner start")
+			yield(loom.NextFrame())
+			tr.add("owner resumed")
+		})
+		tr.expect(t, "0:owner start")
+		started := make(chan *loom.Coroutine)
+		go func() {
+			started <- l.StartCoroutine(func(yield func(loom.Instruction) bool) {
+				tr.add("queued start")
+				yield(loom.NextFrame())
+				tr.add("queued resumed")
+			})
+		}()
+		c := <-started
+		if i := l.Idle(); !i.Now {
+			t.Errorf("Idle() = %+v with a coroutine queued; want Now", i)
+		}
+		if infos := l.Coroutines(); len(infos) != 2 || infos[1].State != loom.CoroutineQueued {
+			t.Errorf("Coroutines() = %+v; want the queued one second", infos)
+		}
+		l.UpdateDelta(time.Millisecond)
+		tr.expect(t, "1:queued start", "1:owner resumed") // starts come first in a pass
+		l.UpdateDelta(time.Millisecond)
+		tr.expect(t, "2:queued resumed")
+		if c.Err() != nil {
+			t.Errorf("Err() = %v", c.Err())
+		}
+		<-c.Done()
+	})
+}
+
+// TestWaitForCoroutine is seed 000's nesting, frame by frame: the parent
+// resumes in the same pass in which the child ends.
+func TestWaitForCoroutine(t *testing.T) {
+	l := loom.New(loom.ManualClock())
+	tr := &trace{l: l}
+	inner := func(yield func(loom.Instruction) bool) {
+		for i := range 3 {
+			if !yield(loom.WaitForFrames(2)) {
+				return
+			}
+			tr.add(fmt.Sprint("inner ", i))
+		}
+	}
+	l.Post(func() {
+		l.StartCoroutine(func(yield func(loom.Instruction) bool) {
+			tr.add("outer")
+			if !yield(loom.WaitFor(l.StartCoroutine(inner))) {
+				return
+			}
+			tr.add("outer after inner")
+			child := l.StartCoroutine(func(yield func(loom.Instruction) bool) {})
+			if !yield(loom.WaitFor(child)) { // ended already: next frame
+				return
+			}
+			tr.add("outer after the ended child")
+		})
+	})
+	frames(l, 9, time.Millisecond)
+	tr.expect(t, "1:outer", "3:inner 0", "5:inner 1", "7:inner 2", "7:outer after inner", "8:outer after the ended child")
+}
+
+// TestNestedWaitCostsNoFrame: three levels of coroutines waiting for each
+// other all end in the frame the innermost ends.
+func TestNestedWaitCostsNoFrame(t *testing.T) {
+	l := loom.New(loom.ManualClock(), loom.OwnedByCaller())
+	tr := &trace{l: l}
+	level := func(name string, child func(func(loom.Instruction) bool)) func(func(loom.Instruction) bool) {
+		return func(yield func(loom.Instruction) bool) {
+			if child != nil {
+				yield(loom.WaitFor(l.StartCoroutine(child)))
+			} else {
+				yield(loom.WaitForFrames(3))
+			}
+			tr.add(name + " ends")
+		}
+	}
+	l.StartCoroutine(level("outer", level("middle", level("inner", nil))))
+	frames(l, 4, time.Millisecond)
+	tr.expect(t, "3:inner ends", "3:middle ends", "3:outer ends")
+}
+
+func TestStop(t *testing.T) {
+	l := loom.New(loom.ManualClock(), loom.OwnedByCaller())
+	tr := &trace{l: l}
+	body := func(name string) func(func(loom.Instruction) bool) {
+		return func(yield func(loom.Instruction) bool) {
+			defer tr.add(name + " defer")
+			for yield(loom.NextFrame()) {
+				tr.add(name + " tick")
+			}
+			tr.add(name + " yield reported false")
+		}
+	}
+	a := l.StartCoroutine(body("a"))
+	l.UpdateDelta(time.Millisecond)
+	tr.expect(t, "1:a tick")
+	if !a.Stop() {
+		t.Error("Stop of a live coroutine = false")
+	}
+	tr.expect(t, "1:a yield reported false", "1:a defer")
+	if a.Stop() || a.Err() != loom.ErrStopped {
+		t.Errorf("second Stop = true or Err() = %v; want false, ErrStopped", a.Err())
+	}
+	select {
+	case <-a.Done():
+	default:
+		t.Error("Done() not closed after Stop")
+	}
+
+	// A coroutine that stops itself ends at its next yield.
+	var self *loom.Coroutine
+	self = l.StartCoroutine(func(yield func(loom.Instruction) bool) {
+		defer tr.add("self defer")
+		yield(loom.NextFrame())
+		self.Stop()
+		tr.add("self goes on to its yield")
+		if !yield(loom.NextFrame()) {
+			return
+		}
+		tr.add("never")
+	})
+	l.UpdateDelta(time.Millisecond)
+	tr.expect(t, "2:self goes on to its yield", "2:self defer")
+	if self.Err() != loom.ErrStopped {
+		t.Errorf("Err() = %v; want ErrStopped", self.Err())
+	}
+
+	// StopAllCoroutines, and a waiter that resumes when its child stops.
+	b := l.StartCoroutine(body("b"))
+	l.StartCoroutine(func(yield func(loom.Instruction) bool) {
+		yield(loom.WaitFor(b))
+		tr.add("waiter resumed")
+	})
+	l.Post(func() { l.StopCoroutine(b) })
+	l.UpdateDelta(time.Millisecond)
+	tr.expect(t, "3:b yield reported false", "3:b defer", "3:waiter resumed")
+	l.StartCoroutine(body("c"))
+	l.StartCoroutine(body("d"))
+	l.StopAllCoroutines()
+	tr.expect(t, "3:c yield reported false", "3:c defer", "3:d yield reported false", "3:d defer")
+	if n := len(l.Coroutines()); n != 0 {
+		t.Errorf("%d coroutines live after StopAllCoroutines", n)
+	}
+	l.Close()
+}
+
+func TestStopFromAnotherGoroutine(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := loom.New(loom.ManualClock(), loom.OwnedByCaller())
+		tr := &trace{l: l}
+		c := l.StartCoroutine(func(yield func(loom.Instruction) bool) {
+			defer tr.add("defer")
+			for yield(loom.NextFrame()) {
+			}
+		})
+		queued := make(chan *loom.Coroutine)
+		go func() {
+			c.Stop()
+			queued <- l.StartCoroutine(func(yield func(loom.Instruction) bool) { tr.add("never") })
+		}()
+		q := <-queued
+		go func() { q.Stop() }() // stopped before it starts: never runs
+		synctest.Wait()
+		tr.expect(t)
+		l.UpdateDelta(time.Millisecond)
+		tr.expect(t, "1:defer")
+		if c.Err() != loom.ErrStopped || q.Err() != loom.ErrStopped {
+			t.Errorf("Err() = %v, %v; want ErrStopped twice", c.Err(), q.Err())
+		}
+		go l.StopAllCoroutines()
+		synctest.Wait()
+		l.Close()
+	})
+}
+
+func TestCoroutinePanic(t *testing.T) {
+	var p panics
+	l := loom.New(loom.ManualClock(), loom.OwnedByCaller(), p.option())
+	tr := &trace{l: l}
+	boom := errors.New("boom")
+	// A panic in the first, synchronous part.
+	early := l.StartCoroutine(func(yield func(loom.Instruction) bool) { panicWith(boom) })
+	if !errors.Is(early.Err(), boom) {
+		t.Errorf("Err() = %v; want a *PanicError wrapping boom", early.Err())
+	}
+	// A panic later; the waiter resumes, and the other coroutines go on.
+	late := l.StartCoroutine(func(yield func(loom.Instruction) bool) {
+		defer tr.add("late defer")
+		yield(loom.NextFrame())
+		panic("late")
+	})
+	l.StartCoroutine(func(yield func(loom.Instruction) bool) {
+		yield(loom.WaitFor(late))
+		tr.add("waiter resumed")
+	})
+	other := l.StartCoroutine(func(yield func(loom.Instruction) bool) {
+		yield(loom.NextFrame())
+		tr.add("other goes on")
+	})
+	l.UpdateDelta(time.Millisecond)
+	tr.expect(t, "1:late defer", "1:waiter resumed", "1:other goes on")
+	got := p.take()
+	if len(got) != 2 || !errors.Is(got[0], boom) || got[1].Value != "late" {
+		t.Fatalf("handler got %v", got)
+	}
+	if !strings.Contains(string(got[0].Stack), "panicWith") {
+		t.Errorf("the stack does not show where the coroutine panicked:\n%s", got[0].Stack)
+	}
+	var pe *loom.PanicError
+	if !errors.As(late.Err(), &pe) || pe.Value != "late" || other.Err() != nil {
+		t.Errorf("Err() = %v, %v", late.Err(), other.Err())
+	}
+	// A panic in a deferred call during Stop is reported too.
+	d := l.StartCoroutine(func(yield func(loom.Instruction) bool) {
+		defer func() { panic("in defer") }()
+		yield(loom.NextFrame())
+	})
+	d.Stop()
+	if got := p.take(); len(got) != 1 || got[0].Value != "in defer" {
+		t.Errorf("handler got %v; want the panic of the deferred call", got)
+	}
+	l.Close()
+}
+
+func panicWith(err error) { panic(err) }
+
+func TestScopeStopsItsCoroutinesAndTimers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := loom.New(loom.ManualClock(), loom.OwnedByCaller())
+		tr := &trace{l: l}
+		s := l.NewScope()
+		body := func(name string) func(func(loom.Instruction) bool) {
+			return func(yield func(loom.Instruction) bool) {
+				defer tr.add(name + " defer")
+				for yield(loom.NextFrame()) {
+				}
+			}
+		}
+		a := s.StartCoroutine(body("scoped"))
+		l.StartCoroutine(body("unscoped"))
+		s.PostAfter(time.Hour, func() { tr.add("never") })
+		l.UpdateDelta(time.Millisecond)
+		done := make(chan struct{})
+		go func() { s.Close(); close(done) }() // from another goroutine: at the next frame
+		<-done
+		if err := s.StartCoroutine(body("late")).Err(); err != loom.ErrClosed {
+			t.Errorf("StartCoroutine on a closed scope: Err() = %v; want ErrClosed", err)
+		}
+		tr.expect(t)
+		l.UpdateDelta(time.Millisecond)
+		tr.expect(t, "2:scoped defer")
+		if a.Err() != loom.ErrClosed {
+			t.Errorf("Err() = %v; want ErrClosed", a.Err())
+		}
+		l.Close()
+		tr.expect(t, "2:unscoped defer")
+	})
+}
+
+// TestCloseStopsEveryCoroutine: Close ends the coroutines; goleak (in
+// TestMain) and the synctest bubble find nothing left behind.
+func TestCloseStopsEveryCoroutine(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := loom.New()
+		var ended atomic.Int32
+		var cs []*loom.Coroutine
+		waits := []loom.Instruction{
+			loom.NextFrame(), loom.WaitForSeconds(time.Hour), loom.WaitForSecondsRealtime(time.Hour),
+			loom.WaitForFrames(100), loom.WaitUntil(func() bool { return false }),
+			loom.WaitCustom(&keepWaiter{n: 1 << 30}), loom.WaitFor(waitable(make(chan struct{}))),
+		}
+		for _, w := range waits {
+			l.Post(func() {
+				cs = append(cs, l.StartCoroutine(func(yield func(loom.Instruction) bool) {
+					defer ended.Add(1)
+					for yield(w) {
+					}
+				}))
+			})
+		}
+		l.Update()
+		queued := make(chan *loom.Coroutine)
+		go func() { queued <- l.StartCoroutine(func(func(loom.Instruction) bool) { ended.Add(100) }) }()
+		if first := <-queued; first.Err() != nil {
+			t.Fatalf("queued coroutine: Err() = %v before it started", first.Err())
+		}
+		time.Sleep(time.Minute)
+		l.Update() // the queued coroutine runs and ends
+		if n := len(l.Coroutines()); n != 7 {
+			t.Fatalf("%d coroutines live; want 7", n)
+		}
+		go func() { queued <- l.StartCoroutine(func(func(loom.Instruction) bool) { ended.Add(100) }) }()
+		q := <-queued
+		l.Close()
+		if got := ended.Load(); got != 107 {
+			t.Errorf("ended = %d; want 7 defers run and the first queued coroutine run", got)
+		}
+		for _, c := range cs {
+			if c.Err() != loom.ErrClosed {
+				t.Errorf("coroutine %d: Err() = %v; want ErrClosed", c.ID(), c.Err())
+			}
+		}
+		if q.Err() != loom.ErrClosed {
+			t.Errorf("queued coroutine: Err() = %v; want ErrClosed without running", q.Err())
+		}
+		if c := l.StartCoroutine(func(func(loom.Instruction) bool) {}); c.Err() != loom.ErrClosed {
+			t.Errorf("StartCoroutine after Close: Err() = %v; want ErrClosed", c.Err())
+		}
+	})
+}
+
+func TestCoroutinesSnapshot(t *testing.T) {
+	l := loom.New(loom.ManualClock(), loom.OwnedByCaller())
+	var inside []loom.CoroutineInfo
+	a := l.StartCoroutine(func(yield func(loom.Instruction) bool) {
+		yield(loom.WaitForSeconds(time.Second))
+	})
+	s := l.NewScope()
+	b := s.StartCoroutine(func(yield func(loom.Instruction) bool) {
+		inside = l.Coroutines()
+		yield(loom.WaitFor(a))
+	})
+	infos := l.Coroutines()
+	want := []loom.CoroutineInfo{
+		{ID: a.ID(), State: loom.CoroutineWaiting, Wait: loom.WaitForSeconds(time.Second)},
+		{ID: b.ID(), State: loom.CoroutineWaiting, Wait: loom.WaitFor(a), Scoped: true},
+	}
+	if !slices.Equal(infos, want) {
+		t.Errorf("Coroutines() = %+v; want %+v", infos, want)
+	}
+	if len(inside) != 2 || inside[1].State != loom.CoroutineRunning {
+		t.Errorf("Coroutines() from inside b = %+v; want b running", inside)
+	}
+	if got := fmt.Sprint(infos[0].Wait, " ", infos[1].Wait, " ", infos[1].State); got != fmt.Sprintf("WaitForSeconds(1s) WaitFor(coroutine %d) waiting", a.ID()) {
+		t.Errorf("descriptions: %s", got)
+	}
+	result := make(chan any)
+	go func() {
+		defer func() { result <- recover() }()
+		l.Coroutines()
+	}()
+	if v := <-result; fmt.Sprint(v) != "loom: Coroutines called from a goroutine other than the loom's owner" {
+		t.Errorf("Coroutines off the loop panicked with %v", v)
+	}
+	l.Close()
+}
+
+// TestCoroutinesOnALockedThread runs coroutines on a goroutine locked to its
+// OS thread, as a render thread is: iter.Pull coroutines created and resumed
+// there, also from inside one another, must not trip the runtime's check that
+// a coroutine stays on its thread.
+func TestCoroutinesOnALockedThread(t *testing.T) {
+	done := make(chan []string)
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		l := loom.New(loom.ManualClock())
+		tr := &trace{l: l}
+		l.Post(func() {
+			l.StartCoroutine(func(yield func(loom.Instruction) bool) {
+				child := l.StartCoroutine(func(yield func(loom.Instruction) bool) {
+					yield(loom.WaitForFrames(2))
+					tr.add("child")
+				})
+				yield(loom.WaitFor(child))
+				tr.add("parent")
+			})
+		})
+		frames(l, 4, time.Millisecond)
+		l.Close()
+		done <- tr.got
+	}()
+	if got, want := <-done, []string{"3:child", "3:parent"}; !slices.Equal(got, want) {
+		t.Errorf("trace %v; want %v", got, want)
+	}
+}
+
+// TestCoroutineIsAnIterator: a coroutine body is an ordinary iter.Seq, which
+// other code can range over.
+func TestCoroutineIsAnIterator(t *testing.T) {
+	var body iter.Seq[loom.Instruction] = func(yield func(loom.Instruction) bool) {
+		for i := range 3 {
+			if !yield(loom.WaitForFrames(i + 2)) {
+				return
+			}
+		}
+	}
+	var got []string
+	for in := range body {
+		got = append(got, in.String())
+	}
+	if want := []string{"WaitForFrames(2)", "WaitForFrames(3)", "WaitForFrames(4)"}; !slices.Equal(got, want) {
+		t.Errorf("ranged %v; want %v", got, want)
+	}
+	l := loom.New(loom.ManualClock(), loom.OwnedByCaller())
+	c := l.StartCoroutine(body)
+	frames(l, 8, time.Millisecond)
+	if n := len(l.Coroutines()); n != 1 {
+		t.Fatalf("%d coroutines live after 8 frames; want 1", n)
+	}
+	l.UpdateDelta(time.Millisecond)
+	select {
+	case <-c.Done():
+	default:
+		t.Error("the coroutine did not end in frame 9 (2+3+4)")
+	}
+	l.Close()
+}
+
+func TestInstructionPanics(t *testing.T) {
+	for _, c := range []struct {
+		f    func()
+		want string
+	}{
+		{func() { loom.WaitUntil(nil) }, "loom: WaitUntil(nil)"},
+		{func() { loom.WaitWhile(nil) }, "loom: WaitWhile(nil)"},
+		{func() { loom.WaitFor(nil) }, "loom: WaitFor(nil)"},
+		{func() { loom.WaitCustom(nil) }, "loom: WaitCustom(nil)"},
+		{func() { loom.New().StartCoroutine(nil) }, "loom: StartCoroutine(nil)"},
+		{func() { loom.New().StopCoroutine(loom.New().StartCoroutine(func(func(loom.Instruction) bool) {})) }, "loom: StopCoroutine of a coroutine of another loom"},
+	} {
+		if got := panicMessage(c.f); got != c.want {
+			t.Errorf("panicked with %q; want %q", got, c.want)
+		}
+	}
+}

@@ -1,0 +1,256 @@
+package loom
+
+import (
+	"sync/atomic"
+	"time"
+)
+
+// coroutines is a loom's coroutine engine. Apart from ids, it is owned by the
+// loom's goroutine.
+//
+// A coroutine waits in exactly one place, by what it waits for:
+//
+//	next frame                  ready, a list in yield order
+//	frames                      frames, a heap keyed by frame number
+//	scaled / real time          scaled, real: heaps keyed by nanoseconds
+//	a coroutine of this loom    the waiters list of that coroutine
+//	until, while, custom,       polled, a list in yield order, the only
+//	a foreign Waitable          waits that cost something every frame
+//
+// Ended coroutines are skipped where they are found: a heap entry is live
+// only while its sequence number is its coroutine's waitSeq, and the lists
+// check. A coroutine resumes at most once per frame, and never in the frame
+// in which it yielded: each remembers that frame.
+type coroutines struct {
+	ids atomic.Uint64
+
+	live   []*Coroutine // started and not ended
+	ready  []*Coroutine
+	frames delayHeap[*Coroutine]
+	scaled delayHeap[*Coroutine]
+	real   delayHeap[*Coroutine]
+	polled []*Coroutine
+	spare  []*Coroutine // the other buffer of ready and polled
+	queue  []*Coroutine // the current pass's coroutines to resume, in order
+	seq    uint64       // orders heap entries
+
+	current atomic.Pointer[Coroutine] // the coroutine whose body runs now; read by OnLoop
+	pass    int64                     // the frame of the current pass
+	inPass  bool
+}
+
+// schedule files c, which has just yielded in, where it waits.
+func (co *coroutines) schedule(l *Loom, c *Coroutine, in Instruction) {
+	c.wait = in
+	switch in.kind {
+	case waitSeconds:
+		if in.n > 0 {
+			co.park(&co.scaled, c, l.scaledNow()+in.n)
+			return
+		}
+	case waitRealtime:
+		if in.n > 0 {
+			co.park(&co.real, c, int64(l.UnscaledTime())+in.n)
+			return
+		}
+	case waitFrames:
+		if in.n > 1 {
+			co.park(&co.frames, c, l.Frame()+in.n)
+			return
+		}
+	case waitUntil, waitWhile, waitCustom:
+		co.polled = append(co.polled, c)
+		return
+	case waitFor:
+		if w, ok := in.ref.(*Coroutine); ok && w.l == l {
+			if !w.isDone() {
+				w.waiters = append(w.waiters, c)
+				return
+			}
+		} else {
+			c.waitCh = in.ref.(Waitable).Done()
+			co.polled = append(co.polled, c)
+			return
+		}
+	}
+	co.ready = append(co.ready, c) // next frame
+}
+
+// park puts c in heap h until due.
+func (co *coroutines) park(h *delayHeap[*Coroutine], c *Coroutine, due int64) {
+	co.seq++
+	c.waitSeq = co.seq
+	h.push(due, co.seq, c)
+	if h.len() > 64 && h.len() > 2*len(co.live) {
+		h.filter(liveWait) // entries of stopped coroutines became the majority
+	}
+}
+
+func liveWait(e *entry[*Coroutine]) bool { return e.seq == e.v.waitSeq }
+
+// wake makes w, whose awaited coroutine has just ended, resume: in this pass,
+// right after the coroutine that ended (after the running coroutine, if one
+// ended it); or in the next frame, if w yielded in this frame or the end came
+// outside a pass.
+func (l *Loom) wake(w *Coroutine) {
+	co := &l.co
+	switch {
+	case !co.inPass || w.yielded >= co.pass:
+		co.ready = append(co.ready, w)
+	case co.current.Load() == nil:
+		if !w.isDone() && !w.running {
+			l.resume(w)
+		}
+	default:
+		co.queue = append(co.queue, w)
+	}
+}
+
+// due pops the live entries of h due at or before now onto the pass queue.
+func (co *coroutines) due(h *delayHeap[*Coroutine], now int64) {
+	for h.len() > 0 {
+		e := h.top()
+		if !liveWait(e) {
+			h.pop()
+			continue
+		}
+		if e.due > now {
+			return
+		}
+		c := h.pop()
+		c.waitSeq = 0
+		co.queue = append(co.queue, c)
+	}
+}
+
+// ready reports whether c, which waits on a polled instruction, may resume.
+func (c *Coroutine) pollReady() bool {
+	switch c.wait.kind {
+	case waitUntil:
+		return c.wait.ref.(func() bool)()
+	case waitWhile:
+		return !c.wait.ref.(func() bool)()
+	case waitCustom:
+		return !c.wait.ref.(KeepWaiter).KeepWaiting()
+	case waitFor:
+		select {
+		case <-c.waitCh:
+			return true
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// runCoroutines is the coroutine pass of a frame. In order, it handles the
+// stops and starts asked from other goroutines, then resumes: the coroutines
+// waiting for the next frame, in the order they yielded; those whose frame
+// count, scaled time or real time is up, each in due order; then those whose
+// polled condition now holds, in the order they yielded. A coroutine that
+// ends lets those waiting for it resume in the same pass.
+func (l *Loom) runCoroutines(starts, stops []*Coroutine, scopes []*Scope, stopAll bool) {
+	co := &l.co
+	co.inPass, co.pass = true, l.Frame()
+	defer func() { co.inPass = false }()
+
+	if stopAll {
+		l.stopAllNow(ErrStopped)
+	}
+	for _, s := range scopes {
+		s.stopCoroutines()
+	}
+	for _, c := range stops {
+		l.stopNow(c, ErrStopped)
+	}
+	for _, c := range starts {
+		if !c.isDone() {
+			l.begin(c)
+		}
+	}
+
+	// Those that yielded in this frame, before the pass, wait for the next.
+	ready := co.ready
+	co.ready = co.spare[:0]
+	for i, c := range ready {
+		ready[i] = nil
+		if c.yielded < co.pass {
+			co.queue = append(co.queue, c)
+		} else {
+			co.ready = append(co.ready, c)
+		}
+	}
+	co.spare = ready[:0]
+	co.due(&co.frames, co.pass)
+	co.due(&co.scaled, l.scaledNow())
+	co.due(&co.real, int64(l.UnscaledTime()))
+	co.drain(l)
+
+	polled := co.polled
+	co.polled = co.spare[:0] // coroutines that yield a polled wait from now on
+	still := polled[:0]      // those that keep waiting, in their order
+	for i, c := range polled {
+		polled[i] = nil
+		switch {
+		case c.isDone():
+		case c.yielded < co.pass && c.pollReady():
+			c.waitCh = nil
+			co.queue = append(co.queue, c)
+			co.drain(l)
+		default:
+			still = append(still, c)
+		}
+	}
+	newcomers := co.polled
+	co.polled = append(still, newcomers...)
+	clear(newcomers)
+	co.spare = newcomers[:0]
+}
+
+// drain resumes the coroutines of the pass queue, which grows as coroutines
+// end and wake those waiting for them.
+func (co *coroutines) drain(l *Loom) {
+	for i := 0; i < len(co.queue); i++ {
+		c := co.queue[i]
+		co.queue[i] = nil
+		if !c.isDone() && c.started && !c.running {
+			l.resume(c)
+		}
+	}
+	co.queue = co.queue[:0]
+}
+
+// scaledNow returns the scaled time of the current frame, in nanoseconds.
+func (l *Loom) scaledNow() int64 { return l.scaled.Load() }
+
+// idle adds the coroutines' waits to i.
+func (co *coroutines) idle(l *Loom, i *Idle) {
+	if len(co.ready) > 0 || len(co.polled) > 0 || co.frames.len() > 0 {
+		i.Frames = true
+	}
+	timed := func(d time.Duration) {
+		if !i.Timed || d < i.Delay {
+			i.Timed, i.Delay = true, d
+		}
+	}
+	if e := co.top(&co.real); e != nil {
+		timed(time.Duration(e.due - int64(l.UnscaledTime())))
+	}
+	if scale := l.TimeScale(); scale > 0 {
+		if e := co.top(&co.scaled); e != nil {
+			timed(time.Duration(float64(e.due-l.scaledNow()) / scale))
+		}
+	}
+}
+
+// top drops stale entries from the top of h and returns the earliest live
+// one, or nil.
+func (co *coroutines) top(h *delayHeap[*Coroutine]) *entry[*Coroutine] {
+	for h.len() > 0 {
+		if e := h.top(); liveWait(e) {
+			return e
+		}
+		h.pop()
+	}
+	return nil
+}

@@ -1,0 +1,218 @@
+package loom
+
+import (
+	"time"
+
+	"github.com/taskqueue-go/taskqueue/scheduler"
+)
+
+// Update runs one frame, its time read from the real clock (time.Now, which
+// testing/synctest fakes). In order, it runs: the actions posted before the
+// frame began (and those carried over from a frame that ran out of budget),
+// in the order they were posted; the delayed actions due at the frame's
+// time, in due order and, when due together, in the order they were posted;
+// then the coroutines (see the package documentation). Callbacks run with no lock held. A panic in one is
+// recovered and given to the panic handler, and the frame goes on.
+//
+// A frame that runs out of budget (see WithBudget) leaves the rest to the
+// next frame, which runs it first: the remaining actions, then the delayed
+// actions due, then the new actions.
+//
+// The first goroutine to call Update becomes l's owner, unless New was given
+// OwnedByCaller; Update panics when called from another goroutine, from two
+// at once, or from inside a frame. After Close, Update does nothing.
+func (l *Loom) Update() {
+	if l.manual {
+		panic("loom: Update called on a loom with a manual clock; use UpdateDelta")
+	}
+	l.update(0)
+}
+
+// UpdateDelta is Update for a loom made with ManualClock, whose game drives
+// the clock: the frame's time is the previous frame's plus dt. UpdateDelta
+// panics if dt < 0, or if l reads the real clock.
+func (l *Loom) UpdateDelta(dt time.Duration) {
+	if !l.manual {
+		panic("loom: UpdateDelta called on a loom with the real clock; make it with ManualClock")
+	}
+	if dt < 0 {
+		panic("loom: UpdateDelta(" + dt.String() + "): negative delta")
+	}
+	l.update(dt)
+}
+
+func (l *Loom) update(dt time.Duration) {
+	l.enter()
+	defer l.updating.Store(false)
+	start := time.Now()
+
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return
+	}
+	now := l.clock + int64(dt)
+	if !l.manual {
+		now = int64(start.Sub(l.epoch))
+	}
+	l.clock = now
+	cfg := l.cfg
+	carried := l.takePostedLocked()
+	lastSeq := l.seq // delayed actions posted from now on wait for the next frame
+	delayed := l.delayed.len() > 0
+	l.signaled = false
+	starts, stops, scopes, stopAll := l.takeCoroutineRequestsLocked()
+	l.mu.Unlock()
+
+	l.advanceTime(now)
+	b := budget{cfg: cfg, start: start}
+	if carried == 0 {
+		l.runActions(&b, -1, cfg.onPanic)
+		if delayed {
+			l.runDelayed(&b, now, lastSeq, cfg.onPanic)
+		}
+	} else if l.runActions(&b, carried, cfg.onPanic) {
+		// Work left by a frame that ran out of budget goes first: its
+		// actions, then the delayed actions that were due, then new work.
+		if delayed {
+			l.runDelayed(&b, now, lastSeq, cfg.onPanic)
+		}
+		l.runActions(&b, -1, cfg.onPanic)
+	}
+	l.runCoroutines(starts, stops, scopes, stopAll)
+}
+
+// takeCoroutineRequestsLocked takes the coroutine starts and stops asked
+// from other goroutines since the last frame.
+func (l *Loom) takeCoroutineRequestsLocked() (starts, stops []*Coroutine, scopes []*Scope, stopAll bool) {
+	starts, stops, scopes, stopAll = l.incoming, l.stopping, l.closing, l.stopAll
+	l.incoming, l.stopping, l.closing, l.stopAll = nil, nil, nil, false
+	return
+}
+
+// enter checks that the calling goroutine may run a frame and marks one as
+// running.
+func (l *Loom) enter() {
+	if !l.updating.CompareAndSwap(false, true) {
+		if l.OnLoop() {
+			panic("loom: Update called from inside a frame")
+		}
+		panic("loom: Update called concurrently from two goroutines")
+	}
+	if !l.bind() {
+		l.updating.Store(false)
+		panic("loom: Update called from a goroutine other than the loom's owner")
+	}
+}
+
+// advanceTime moves the frame clocks to now (unscaled, ns).
+func (l *Loom) advanceTime(now int64) {
+	d := now - l.unscaled.Load()
+	scaled := int64(float64(d) * l.TimeScale())
+	l.frame.Add(1)
+	l.unscaled.Store(now)
+	l.udelta.Store(d)
+	l.delta.Store(scaled)
+	l.scaled.Add(scaled)
+}
+
+// takePostedLocked appends the posted actions to the frame's batch, after
+// those carried over, and returns how many were carried over. With nothing
+// carried over, the two buffers swap, so a steady frame copies and allocates
+// nothing.
+func (l *Loom) takePostedLocked() (carried int) {
+	if l.next == len(l.batch) {
+		l.batch, l.posted = l.posted, l.batch[:0]
+		l.next = 0
+		return 0
+	}
+	n := copy(l.batch, l.batch[l.next:])
+	clear(l.batch[n:])
+	l.batch = append(l.batch[:n], l.posted...)
+	clear(l.posted)
+	l.posted = l.posted[:0]
+	l.next = 0
+	return n
+}
+
+// budget counts the work of a frame against WithBudget.
+type budget struct {
+	cfg   config
+	start time.Time
+	ran   int
+}
+
+// spent reports whether the frame may run no more actions.
+func (b *budget) spent() bool {
+	if b.cfg.maxActions > 0 && b.ran >= b.cfg.maxActions {
+		return true
+	}
+	return b.cfg.maxTime > 0 && time.Since(b.start) >= b.cfg.maxTime
+}
+
+// runActions runs up to n actions of the batch (all of them if n < 0) within
+// the budget, and reports whether it ran all it was asked to.
+func (l *Loom) runActions(b *budget, n int, onPanic func(*PanicError)) bool {
+	end := len(l.batch)
+	if n >= 0 {
+		end = l.next + n
+	}
+	for l.next < end {
+		if b.spent() {
+			return false
+		}
+		a := l.batch[l.next]
+		l.batch[l.next] = action{} // let the closure go
+		l.next++
+		if a.scope != nil && a.scope.closed.Load() {
+			continue
+		}
+		b.ran++
+		call(a.f, onPanic)
+	}
+	if l.next == len(l.batch) {
+		l.batch, l.next = l.batch[:0], 0
+	}
+	return true
+}
+
+// runDelayed runs the delayed actions due at now that were scheduled before
+// the frame began (sequence numbers up to lastSeq).
+func (l *Loom) runDelayed(b *budget, now int64, lastSeq uint64, onPanic func(*PanicError)) {
+	for !b.spent() {
+		l.mu.Lock()
+		e := l.topLocked()
+		if e == nil || e.due > now || e.seq > lastSeq {
+			l.mu.Unlock()
+			return
+		}
+		t := l.delayed.pop()
+		t.seq = 0
+		t.leaveScopeLocked()
+		f := t.f
+		l.mu.Unlock()
+		b.ran++
+		call(f, onPanic)
+	}
+}
+
+// HandlePanic gives p to l's panic handler (see WithPanicHandler). It is for
+// code built on a Loom that recovers panics itself and must report one that
+// nobody else will see, as package mainthread does for a call whose caller
+// stopped waiting.
+func (l *Loom) HandlePanic(p *PanicError) {
+	l.mu.Lock()
+	h := l.cfg.onPanic
+	l.mu.Unlock()
+	h(p)
+}
+
+// call runs f, giving a panic to onPanic.
+func call(f func(), onPanic func(*PanicError)) {
+	defer func() {
+		if v := recover(); v != nil {
+			onPanic(scheduler.NewPanicError(v))
+		}
+	}()
+	f()
+}
