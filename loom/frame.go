@@ -14,9 +14,8 @@ import (
 // then the coroutines (see the package documentation). Callbacks run with no lock held. A panic in one is
 // recovered and given to the panic handler, and the frame goes on.
 //
-// A frame that runs out of budget (see WithBudget) leaves the rest to the
-// next frame, which runs it first: the remaining actions, then the delayed
-// actions due, then the new actions.
+// A frame that runs out of budget (see WithBudget) leaves the rest of each
+// phase to the next frame, in order, ahead of newer work.
 //
 // The first goroutine to call Update becomes l's owner, unless New was given
 // OwnedByCaller; Update panics when called from another goroutine, from two
@@ -57,7 +56,7 @@ func (l *Loom) update(dt time.Duration) {
 	}
 	l.clock = now
 	cfg := l.cfg
-	carried := l.takePostedLocked()
+	l.takePostedLocked()
 	lastSeq := l.seq // delayed actions posted from now on wait for the next frame
 	delayed := l.delayed.len() > 0
 	l.signaled = false
@@ -65,19 +64,11 @@ func (l *Loom) update(dt time.Duration) {
 	l.mu.Unlock()
 
 	l.advanceTime(now)
-	b := budget{cfg: cfg, start: start}
-	if carried == 0 {
-		l.runActions(&b, -1, cfg.onPanic)
-		if delayed {
-			l.runDelayed(&b, now, lastSeq, cfg.onPanic)
-		}
-	} else if l.runActions(&b, carried, cfg.onPanic) {
-		// Work left by a frame that ran out of budget goes first: its
-		// actions, then the delayed actions that were due, then new work.
-		if delayed {
-			l.runDelayed(&b, now, lastSeq, cfg.onPanic)
-		}
-		l.runActions(&b, -1, cfg.onPanic)
+	// Each phase has its own budget, so that a flood of posts cannot starve
+	// the timers, nor a flood of timers the posts.
+	l.runActions(&budget{cfg: cfg, start: start}, cfg.onPanic)
+	if delayed {
+		l.runDelayed(&budget{cfg: cfg, start: start}, now, lastSeq, cfg.onPanic)
 	}
 	l.runCoroutines(starts, stops, scopes, stopAll)
 }
@@ -117,14 +108,13 @@ func (l *Loom) advanceTime(now int64) {
 }
 
 // takePostedLocked appends the posted actions to the frame's batch, after
-// those carried over, and returns how many were carried over. With nothing
-// carried over, the two buffers swap, so a steady frame copies and allocates
-// nothing.
-func (l *Loom) takePostedLocked() (carried int) {
+// those carried over. With nothing carried over, the two buffers swap, so a
+// steady frame copies and allocates nothing.
+func (l *Loom) takePostedLocked() {
 	if l.next == len(l.batch) {
 		l.batch, l.posted = l.posted, l.batch[:0]
 		l.next = 0
-		return 0
+		return
 	}
 	n := copy(l.batch, l.batch[l.next:])
 	clear(l.batch[n:])
@@ -132,35 +122,31 @@ func (l *Loom) takePostedLocked() (carried int) {
 	clear(l.posted)
 	l.posted = l.posted[:0]
 	l.next = 0
-	return n
 }
 
-// budget counts the work of a frame against WithBudget.
+// budget counts the work of a frame's phase against WithBudget.
 type budget struct {
 	cfg   config
-	start time.Time
+	start time.Time // the frame's start
 	ran   int
 }
 
-// spent reports whether the frame may run no more actions.
+// spent reports whether the phase may run no more. A phase always runs at
+// least one item, so that no kind of work starves.
 func (b *budget) spent() bool {
+	if b.ran == 0 {
+		return false
+	}
 	if b.cfg.maxActions > 0 && b.ran >= b.cfg.maxActions {
 		return true
 	}
 	return b.cfg.maxTime > 0 && time.Since(b.start) >= b.cfg.maxTime
 }
 
-// runActions runs up to n actions of the batch (all of them if n < 0) within
-// the budget, and reports whether it ran all it was asked to.
-func (l *Loom) runActions(b *budget, n int, onPanic func(*PanicError)) bool {
-	end := len(l.batch)
-	if n >= 0 {
-		end = l.next + n
-	}
-	for l.next < end {
-		if b.spent() {
-			return false
-		}
+// runActions runs the actions of the batch in order, within the budget; the
+// rest waits for the next frame, ahead of newer posts.
+func (l *Loom) runActions(b *budget, onPanic func(*PanicError)) {
+	for l.next < len(l.batch) && !b.spent() {
 		a := l.batch[l.next]
 		l.batch[l.next] = action{} // let the closure go
 		l.next++
@@ -173,7 +159,6 @@ func (l *Loom) runActions(b *budget, n int, onPanic func(*PanicError)) bool {
 	if l.next == len(l.batch) {
 		l.batch, l.next = l.batch[:0], 0
 	}
-	return true
 }
 
 // runDelayed runs the delayed actions due at now that were scheduled before

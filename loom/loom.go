@@ -226,8 +226,7 @@ func (l *Loom) Close() {
 	bg := l.bg
 	l.mu.Unlock()
 
-	var b budget // no limits: everything posted runs now
-	l.runActions(&b, -1, cfg.onPanic)
+	l.runActions(&budget{}, cfg.onPanic) // no limits: everything posted runs now
 	for _, c := range queued {
 		c.complete(ErrClosed)
 	}

@@ -61,11 +61,12 @@ func WithWakeFunc(f func()) Option {
 }
 
 // WithBudget limits how much work a frame does, so that a flood of posts
-// cannot stall rendering: at most maxActions actions and delayed actions (0:
-// no limit), and no new action once maxTime has passed since the frame began
-// (0: no limit). What is left carries over to the next frame, in order, ahead
-// of newer work. Coroutines are not counted. WithBudget panics on negative
-// values.
+// from workers cannot stall rendering: each frame runs at most maxActions
+// posted actions and at most maxActions delayed actions (0: no limit), and
+// starts no new one once maxTime has passed since the frame began (0: no
+// limit). Each phase runs at least one, so neither kind starves the other.
+// What is left carries over to the next frame, in order, ahead of newer work.
+// Coroutines are not counted. WithBudget panics on negative values.
 func WithBudget(maxActions int, maxTime time.Duration) Option {
 	if maxActions < 0 || maxTime < 0 {
 		panic(fmt.Sprintf("loom: WithBudget(%d, %v): limits must not be negative", maxActions, maxTime))

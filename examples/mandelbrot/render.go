@@ -1,0 +1,192 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"image"
+	"image/draw"
+	"image/png"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/taskqueue-go/taskqueue/loom"
+	"github.com/taskqueue-go/taskqueue/mainthread"
+	"github.com/taskqueue-go/taskqueue/taskqueue"
+)
+
+// config is what the flags set.
+type config struct {
+	width, height int
+	tile          int // tile side, in pixels
+	workers       int // tiles rendered at once
+	perFrame      int // tiles applied to the frame buffer per frame
+	view          view
+	out           string // the PNG file
+}
+
+// renderer holds one rendering. The frame buffer and the counters are
+// touched only on the main thread, by loom actions and coroutines, so they
+// need no lock; the workers only read cfg and write their own tiles.
+type renderer struct {
+	cfg      config
+	l        *loom.Loom
+	workers  *taskqueue.Queue // renders tiles
+	writer   *taskqueue.Queue // encodes and writes the file
+	status   io.Writer
+	terminal bool // draw the progress bar in place
+
+	// Main thread only:
+	img       *image.RGBA
+	rects     []image.Rectangle
+	applied   int
+	start     time.Time
+	line      string      // the status line, refreshed by a delayed action
+	refresh   *loom.Timer // that delayed action
+	lastTenth int         // the last 10% step printed, when not on a terminal
+	err       error       // why the rendering failed
+}
+
+// render draws the image described by cfg into cfg.out, reporting progress
+// to status. It must run off the main thread while the main thread is
+// served (by mainthread.Run): the frame buffer lives there.
+func render(ctx context.Context, cfg config, status io.Writer, terminal bool) error {
+	l := mainthread.Loom()
+	// Tiles arrive from the workers faster than a frame should absorb them:
+	// the budget spreads their application over frames.
+	l.Configure(loom.WithBudget(cfg.perFrame, 0))
+	r := &renderer{
+		cfg:      cfg,
+		l:        l,
+		workers:  taskqueue.NewConcurrent(cfg.workers),
+		writer:   taskqueue.NewSerial(),
+		status:   status,
+		terminal: terminal,
+	}
+	done := make(chan error, 1)
+	err := mainthread.Go(func() {
+		main := l.StartCoroutine(func(yield func(loom.Instruction) bool) { r.phases(ctx, yield) })
+		l.StartCoroutine(func(yield func(loom.Instruction) bool) {
+			yield(loom.WaitFor(main))
+			if err := main.Err(); err != nil {
+				done <- err // it panicked
+			} else {
+				done <- r.err
+			}
+		})
+	})
+	if err != nil {
+		return err
+	}
+	err = <-done
+	if cerr := r.workers.Close(); err == nil {
+		err = cerr
+	}
+	if cerr := r.writer.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// phases is the coroutine that runs the rendering on the main thread: start
+// the workers, wait until every tile is in the frame buffer, then write the
+// file on the serial queue.
+func (r *renderer) phases(ctx context.Context, yield func(loom.Instruction) bool) {
+	r.start = time.Now()
+	r.img = image.NewRGBA(image.Rect(0, 0, r.cfg.width, r.cfg.height))
+	r.rects = tiles(r.cfg.width, r.cfg.height, r.cfg.tile)
+	r.refresh = r.l.PostAfter(0, r.refreshStatus)
+	defer r.refresh.Stop()
+	r.l.StartCoroutine(r.progress)
+
+	for _, rect := range r.rects {
+		if r.err = r.workers.Go(func() {
+			tile := renderTile(r.cfg.view, r.cfg.width, r.cfg.height, rect)
+			mainthread.Go(func() { r.apply(tile) }) // the frame buffer belongs to the main thread
+		}); r.err != nil {
+			return
+		}
+	}
+	if !yield(loom.WaitUntil(func() bool { return r.applied == len(r.rects) })) {
+		return
+	}
+
+	// Every tile is in, and the main thread is done with the buffer: the
+	// writer may read it.
+	img := r.img
+	h := r.writer.RunAsync(ctx, func(context.Context) error { return writePNG(r.cfg.out, img) })
+	if !yield(loom.WaitFor(h)) {
+		return
+	}
+	if r.err = h.Err(); r.err != nil {
+		return
+	}
+	r.refreshStatus()
+	r.draw(true)
+}
+
+// apply copies a finished tile into the frame buffer, on the main thread.
+func (r *renderer) apply(tile *image.RGBA) {
+	draw.Draw(r.img, tile.Rect, tile, tile.Rect.Min, draw.Src)
+	r.applied++
+}
+
+// progress is a coroutine that draws the progress bar every frame until the
+// last tile is in.
+func (r *renderer) progress(yield func(loom.Instruction) bool) {
+	for r.applied < len(r.rects) {
+		r.draw(false)
+		if !yield(loom.NextFrame()) {
+			return
+		}
+	}
+}
+
+// refreshStatus is the delayed action that recomputes the status line five
+// times a second.
+func (r *renderer) refreshStatus() {
+	elapsed := time.Since(r.start)
+	st := r.workers.Stats()
+	r.line = fmt.Sprintf("%d/%d tiles  %d rendering  %d queued  frame %d  %v",
+		r.applied, len(r.rects), st.Running, st.Queued, r.l.Frame(), elapsed.Round(time.Millisecond))
+	r.refresh.Reset(200 * time.Millisecond)
+}
+
+// draw shows the progress: a bar redrawn in place on a terminal, or a line
+// per 10% elsewhere.
+func (r *renderer) draw(final bool) {
+	const width = 30
+	done := r.applied * width / max(len(r.rects), 1)
+	percent := r.applied * 100 / max(len(r.rects), 1)
+	if r.terminal {
+		fmt.Fprintf(r.status, "\r[%s%s] %3d%%  %s\x1b[K", strings.Repeat("#", done), strings.Repeat(".", width-done), percent, r.line)
+		if final {
+			fmt.Fprintln(r.status)
+		}
+		return
+	}
+	if tenth := percent / 10; tenth > r.lastTenth || final {
+		r.lastTenth = tenth
+		fmt.Fprintf(r.status, "%3d%%  %s\n", percent, r.line)
+	}
+}
+
+// writePNG encodes img into the file path.
+func writePNG(path string, img image.Image) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriter(f)
+	if err := png.Encode(w, img); err != nil {
+		f.Close()
+		return err
+	}
+	if err := w.Flush(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}

@@ -1,0 +1,17 @@
+package main
+
+import (
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+func TestRun(t *testing.T) {
+	if err := run(16, 1<<10, 4); err != nil {
+		t.Fatal(err)
+	}
+}
