@@ -1,0 +1,92 @@
+package main
+
+// A binding for the few OpenGL 1.1 calls this program makes. A full binding
+// (github.com/go-gl/gl) takes minutes to compile with cgo; these take
+// seconds.
+
+/*
+#cgo linux LDFLAGS: -lGL
+#cgo darwin CFLAGS: -DGL_SILENCE_DEPRECATION
+#cgo darwin LDFLAGS: -framework OpenGL
+#cgo windows LDFLAGS: -lopengl32
+#ifdef __APPLE__
+#include <OpenGL/gl.h>
+#else
+#ifdef _WIN32
+#include <windows.h>
+#endif
+#include <GL/gl.h>
+#endif
+*/
+import "C"
+
+import (
+	"fmt"
+	"unsafe"
+)
+
+// newTexture makes an RGBA texture of size×size texels filled with fill,
+// drawn without filtering, and returns its name.
+func newTexture(size int, fill []byte) uint32 {
+	var tex C.GLuint
+	C.glGenTextures(1, &tex)
+	C.glBindTexture(C.GL_TEXTURE_2D, tex)
+	C.glTexParameteri(C.GL_TEXTURE_2D, C.GL_TEXTURE_MIN_FILTER, C.GL_NEAREST)
+	C.glTexParameteri(C.GL_TEXTURE_2D, C.GL_TEXTURE_MAG_FILTER, C.GL_NEAREST)
+	C.glPixelStorei(C.GL_UNPACK_ALIGNMENT, 1)
+	C.glTexImage2D(C.GL_TEXTURE_2D, 0, C.GL_RGBA, C.GLsizei(size), C.GLsizei(size), 0,
+		C.GL_RGBA, C.GL_UNSIGNED_BYTE, unsafe.Pointer(&fill[0]))
+	return uint32(tex)
+}
+
+// uploadTile copies pix, a w×h RGBA block, into texture tex at (x, y).
+func uploadTile(tex uint32, x, y, w, h int, pix []byte) {
+	C.glBindTexture(C.GL_TEXTURE_2D, C.GLuint(tex))
+	C.glTexSubImage2D(C.GL_TEXTURE_2D, 0, C.GLint(x), C.GLint(y), C.GLsizei(w), C.GLsizei(h),
+		C.GL_RGBA, C.GL_UNSIGNED_BYTE, unsafe.Pointer(&pix[0]))
+}
+
+// drawTexture fills a w×h viewport with texture tex, texel for pixel.
+func drawTexture(tex uint32, w, h int) {
+	C.glViewport(0, 0, C.GLsizei(w), C.GLsizei(h))
+	C.glClearColor(0.1, 0.1, 0.1, 1)
+	C.glClear(C.GL_COLOR_BUFFER_BIT)
+	C.glEnable(C.GL_TEXTURE_2D)
+	C.glBindTexture(C.GL_TEXTURE_2D, C.GLuint(tex))
+	C.glBegin(C.GL_QUADS)
+	// Texture row 0 is the bottom of the window, as glReadPixels counts too.
+	C.glTexCoord2f(0, 0)
+	C.glVertex2f(-1, -1)
+	C.glTexCoord2f(1, 0)
+	C.glVertex2f(1, -1)
+	C.glTexCoord2f(1, 1)
+	C.glVertex2f(1, 1)
+	C.glTexCoord2f(0, 1)
+	C.glVertex2f(-1, 1)
+	C.glEnd()
+	C.glDisable(C.GL_TEXTURE_2D)
+}
+
+// readPixels returns the w×h RGBA pixels of the back buffer, bottom row
+// first.
+func readPixels(w, h int) []byte {
+	pix := make([]byte, 4*w*h)
+	C.glFinish()
+	C.glReadBuffer(C.GL_BACK)
+	C.glPixelStorei(C.GL_PACK_ALIGNMENT, 1)
+	C.glReadPixels(0, 0, C.GLsizei(w), C.GLsizei(h), C.GL_RGBA, C.GL_UNSIGNED_BYTE, unsafe.Pointer(&pix[0]))
+	return pix
+}
+
+// glError returns the pending OpenGL error, if any.
+func glError() error {
+	if e := C.glGetError(); e != C.GL_NO_ERROR {
+		return fmt.Errorf("OpenGL error 0x%x", uint32(e))
+	}
+	return nil
+}
+
+// glRenderer names the OpenGL implementation.
+func glRenderer() string {
+	return C.GoString((*C.char)(unsafe.Pointer(C.glGetString(C.GL_RENDERER))))
+}
