@@ -309,6 +309,7 @@ const (
 	CoroutineWaiting
 )
 
+// String returns "queued", "running" or "waiting".
 func (s CoroutineState) String() string {
 	switch s {
 	case CoroutineQueued:

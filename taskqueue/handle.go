@@ -237,12 +237,16 @@ func (f *Future[T]) Result(ctx context.Context) (T, error) {
 	return f.val, f.Err() // val stays zero unless the task returned
 }
 
-func (f *Future[T]) Run() {
-	f.run(func(ctx context.Context) error {
-		v, err := f.fn(ctx)
-		f.val = v
+// futureTask is a Future seen by the scheduler: the same memory with a Run
+// method, which Future itself does not export.
+type futureTask[T any] Future[T]
+
+func (t *futureTask[T]) Run() {
+	t.run(func(ctx context.Context) error {
+		v, err := t.fn(ctx)
+		t.val = v
 		return err
 	})
 }
 
-func (f *Future[T]) handle() *Handle { return &f.Handle }
+func (t *futureTask[T]) handle() *Handle { return &t.Handle }

@@ -179,7 +179,7 @@ func RunAsync[T any](ctx context.Context, q *Queue, f func(context.Context) (T, 
 		nilFunc("RunAsync")
 	}
 	t := &Future[T]{fn: f}
-	q.submit(ctx, &t.Handle, t)
+	q.submit(ctx, &t.Handle, (*futureTask[T])(t))
 	return t
 }
 
@@ -193,7 +193,7 @@ func RunSync[T any](ctx context.Context, q *Queue, f func(context.Context) (T, e
 		return runOnCaller(ctx, q, f)
 	}
 	t := &Future[T]{fn: f}
-	err := q.runSync(ctx, &t.Handle, t)
+	err := q.runSync(ctx, &t.Handle, (*futureTask[T])(t))
 	if err != nil && !(t.isDone() && t.err == err) {
 		var zero T
 		return zero, err // f did not return
@@ -209,7 +209,7 @@ func RunAfter[T any](ctx context.Context, q *Queue, d time.Duration, f func(cont
 		nilFunc("RunAfter")
 	}
 	t := &Future[T]{fn: f}
-	q.submitAfter(ctx, d, &t.Handle, t)
+	q.submitAfter(ctx, d, &t.Handle, (*futureTask[T])(t))
 	return t
 }
 

@@ -1,0 +1,398 @@
+// Command report turns the output of the benchmarks (several -count runs)
+// into the markdown tables the README quotes: medians, and ratios against a
+// baseline measured in the same run. It also measures what a timed benchmark
+// cannot: which systems keep FIFO order at a limit of one, how many
+// goroutines they leave alive after a burst, and the heap a backlog of a
+// million tasks takes.
+//
+//	go run ./cmd/report -raw results/raw.txt > results/report.md
+package main
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/taskqueue-go/taskqueue/benchmarks"
+)
+
+func main() {
+	raw := flag.String("raw", "", "benchmark output to summarize")
+	checks := flag.Bool("checks", true, "run the behaviour checks")
+	flag.Parse()
+	w := bufio.NewWriter(os.Stdout)
+	defer w.Flush()
+	fmt.Fprintf(w, "Measured %s with %s on %s, GOMAXPROCS=%d (%s).\n\n",
+		time.Now().Format("2006-01-02"), runtime.Version(), cpuModel(), runtime.GOMAXPROCS(0), runtime.GOARCH)
+	if *raw != "" {
+		f, err := os.Open(*raw)
+		if err != nil {
+			fatal(err)
+		}
+		res := parse(f)
+		f.Close()
+		fmt.Fprintf(w, "Medians of %d runs of each benchmark; ×base is the ratio to the baseline of the same table and run.\n\n", res.runs)
+		queueTables(w, res)
+		submitWaitTable(w, res)
+		simpleTable(w, res, "Main thread: a synchronous call's round trip", "BenchmarkMainThreadCall", "", "lockedgoroutine", []string{"sec/op", "cpu-ns/op", "allocs/op"})
+		loomTable(w, res)
+		simpleTable(w, res, "Coroutines: one step of 10,000 coroutines that yield every frame", "BenchmarkCoroutineStep", "", "iterpull", []string{"ns/step", "allocs/op"})
+	}
+	if *checks {
+		fifoTable(w)
+		goroutineTable(w)
+		backlogTable(w)
+	}
+}
+
+func fatal(err error) {
+	fmt.Fprintln(os.Stderr, "report:", err)
+	os.Exit(1)
+}
+
+func cpuModel() string {
+	b, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return "an unknown CPU"
+	}
+	for line := range strings.Lines(string(b)) {
+		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "an unknown CPU"
+}
+
+// results holds the samples of each benchmark (by name, without the -N
+// suffix) and unit.
+type results struct {
+	samples map[string]map[string][]float64
+	runs    int
+}
+
+func parse(r io.Reader) results {
+	res := results{samples: map[string]map[string][]float64{}}
+	counts := map[string]int{}
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) < 4 || !strings.HasPrefix(fields[0], "Benchmark") {
+			continue
+		}
+		name := fields[0]
+		if i := strings.LastIndexByte(name, '-'); i > 0 {
+			name = name[:i]
+		}
+		if res.samples[name] == nil {
+			res.samples[name] = map[string][]float64{}
+		}
+		counts[name]++
+		for i := 2; i+1 < len(fields); i += 2 {
+			v, err := strconv.ParseFloat(fields[i], 64)
+			if err != nil {
+				continue
+			}
+			unit := fields[i+1]
+			if unit == "ns/op" {
+				unit, v = "sec/op", v/1e9
+			}
+			res.samples[name][unit] = append(res.samples[name][unit], v)
+		}
+	}
+	for _, n := range counts {
+		res.runs = max(res.runs, n)
+	}
+	return res
+}
+
+// median returns the median of the samples of name in unit, and whether
+// there are any.
+func (r results) median(name, unit string) (float64, bool) {
+	s := slices.Clone(r.samples[name][unit])
+	if len(s) == 0 {
+		return 0, false
+	}
+	sort.Float64s(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2], true
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2, true
+}
+
+// format shows a value of a unit the way a reader reads it.
+func format(v float64, unit string) string {
+	switch unit {
+	case "sec/op":
+		return duration(v * 1e9)
+	case "cpu-ns/op", "ns/step":
+		return duration(v)
+	case "allocs/op":
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	case "B/op":
+		return fmt.Sprintf("%.0f B", v)
+	}
+	return fmt.Sprintf("%.3g", v)
+}
+
+func duration(ns float64) string {
+	switch {
+	case ns >= 1e6:
+		return fmt.Sprintf("%.2f ms", ns/1e6)
+	case ns >= 1e3:
+		return fmt.Sprintf("%.2f µs", ns/1e3)
+	}
+	return fmt.Sprintf("%.1f ns", ns)
+}
+
+func ratio(v, base float64) string {
+	if base == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("×%.2f", v/base)
+}
+
+var impls = func() []string {
+	var names []string
+	for _, s := range benchmarks.Systems {
+		names = append(names, s.Name)
+	}
+	return names
+}()
+
+// queueTables prints, for each task, the time per task of each system in
+// each configuration, with its ratio to the channel baseline, then the
+// allocations and CPU time of the first configuration.
+func queueTables(w io.Writer, r results) {
+	procs := runtime.GOMAXPROCS(0)
+	for _, task := range []string{"tiny", "1us"} {
+		var configs []string
+		for _, limit := range []int{1, procs} {
+			for _, subs := range []int{1, 8} {
+				configs = append(configs, fmt.Sprintf("limit=%d/subs=%d", limit, subs))
+			}
+		}
+		fmt.Fprintf(w, "### Queues: time per task, task=%s\n\n", task)
+		fmt.Fprintf(w, "| system | %s |\n|---|%s\n", strings.Join(configs, " | "), strings.Repeat("---|", len(configs)))
+		for _, impl := range impls {
+			fmt.Fprintf(w, "| %s |", impl)
+			for _, c := range configs {
+				v, ok := r.median(fmt.Sprintf("BenchmarkQueue/task=%s/%s/impl=%s", task, c, impl), "sec/op")
+				base, _ := r.median(fmt.Sprintf("BenchmarkQueue/task=%s/%s/impl=channel", task, c), "sec/op")
+				if !ok {
+					fmt.Fprint(w, " – |")
+					continue
+				}
+				fmt.Fprintf(w, " %s %s |", format(v, "sec/op"), ratio(v, base))
+			}
+			fmt.Fprintln(w)
+		}
+		fmt.Fprintln(w)
+		c := fmt.Sprintf("limit=%d/subs=1", procs)
+		fmt.Fprintf(w, "### Queues: cost per task, task=%s, %s\n\n", task, c)
+		fmt.Fprintln(w, "| system | CPU time | allocs | bytes |\n|---|---|---|---|")
+		for _, impl := range impls {
+			name := fmt.Sprintf("BenchmarkQueue/task=%s/%s/impl=%s", task, c, impl)
+			fmt.Fprintf(w, "| %s |", impl)
+			for _, unit := range []string{"cpu-ns/op", "allocs/op", "B/op"} {
+				if v, ok := r.median(name, unit); ok {
+					fmt.Fprintf(w, " %s |", format(v, unit))
+				} else {
+					fmt.Fprint(w, " – |")
+				}
+			}
+			fmt.Fprintln(w)
+		}
+		fmt.Fprintln(w)
+	}
+}
+
+func submitWaitTable(w io.Writer, r results) {
+	simpleTable(w, r, "Submit and wait, one task at a time (RunSync and its nearest match)", "BenchmarkSubmitWait", "", "channel", []string{"sec/op", "cpu-ns/op", "allocs/op", "B/op"})
+}
+
+// simpleTable prints one row per impl= sub-benchmark of bench (with the
+// given prefix of keys), its units' medians, and the first unit's ratio to
+// the base impl.
+func simpleTable(w io.Writer, r results, title, bench, prefix, base string, units []string) {
+	var rows []string
+	for name := range r.samples {
+		if rest, ok := strings.CutPrefix(name, bench+"/"+prefix); ok && strings.HasPrefix(rest, "impl=") {
+			rows = append(rows, strings.TrimPrefix(rest, "impl="))
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	slices.SortFunc(rows, func(a, b string) int { return indexOf(a) - indexOf(b) })
+	baseV, _ := r.median(bench+"/"+prefix+"impl="+base, units[0])
+	fmt.Fprintf(w, "### %s\n\n| impl | %s | ×%s |", title, unitName(units[0]), base)
+	for _, u := range units[1:] {
+		fmt.Fprintf(w, " %s |", unitName(u))
+	}
+	fmt.Fprintf(w, "\n|---|---|---|%s\n", strings.Repeat("---|", len(units)-1))
+	for _, impl := range rows {
+		name := bench + "/" + prefix + "impl=" + impl
+		v, _ := r.median(name, units[0])
+		fmt.Fprintf(w, "| %s | %s | %s |", impl, format(v, units[0]), ratio(v, baseV))
+		for _, u := range units[1:] {
+			if x, ok := r.median(name, u); ok {
+				fmt.Fprintf(w, " %s |", format(x, u))
+			} else {
+				fmt.Fprint(w, " – |")
+			}
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintln(w)
+}
+
+func indexOf(impl string) int {
+	if i := slices.Index(impls, impl); i >= 0 {
+		return i
+	}
+	return len(impls) + int(impl[0])
+}
+
+func unitName(u string) string {
+	switch u {
+	case "sec/op":
+		return "time"
+	case "cpu-ns/op":
+		return "CPU time"
+	case "allocs/op":
+		return "allocs"
+	case "B/op":
+		return "bytes"
+	case "ns/step":
+		return "time per step"
+	}
+	return u
+}
+
+func loomTable(w io.Writer, r results) {
+	for _, pending := range []int{10_000, 100_000} {
+		simpleTable(w, r, fmt.Sprintf("Loom: a frame with %d pending delayed actions, about %d due", pending, pending/300),
+			"BenchmarkLoomFrame", fmt.Sprintf("pending=%d/", pending), "listscan", []string{"sec/op", "allocs/op"})
+	}
+}
+
+// fifoTable checks, for each system at a limit of one, whether tasks start
+// in the order they were submitted, from one submitter and from four.
+func fifoTable(w io.Writer) {
+	fmt.Fprintln(w, "### Order at a limit of one (10,000 tasks)\n\n| system | one submitter | four submitters, per submitter |\n|---|---|---|")
+	for _, sys := range benchmarks.Systems {
+		fmt.Fprintf(w, "| %s | %s | %s |\n", sys.Name, yesNo(keepsOrder(sys, 1)), yesNo(keepsOrder(sys, 4)))
+	}
+	fmt.Fprintln(w)
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "FIFO"
+	}
+	return "out of order"
+}
+
+// keepsOrder submits 10,000 tasks from subs goroutines to a pool of limit
+// one, and reports whether each submitter's tasks ran in the order it
+// submitted them.
+func keepsOrder(sys benchmarks.System, subs int) bool {
+	const n = 10_000
+	var mu sync.Mutex
+	last := make([]int, subs) // the last task of each submitter that ran
+	inOrder := true
+	p := sys.New(1, func() {})
+	var wg sync.WaitGroup
+	for s := range subs {
+		wg.Go(func() {
+			for i := 1; i <= n/subs; i++ {
+				p.Submit(func() {
+					mu.Lock()
+					defer mu.Unlock()
+					if i < last[s] {
+						inOrder = false
+					}
+					last[s] = i
+				})
+			}
+		})
+	}
+	wg.Wait()
+	p.Close()
+	return inOrder
+}
+
+// goroutineTable counts the goroutines each system leaves alive 100 ms after
+// a burst of 10,000 tasks has run.
+func goroutineTable(w io.Writer) {
+	fmt.Fprintf(w, "### Goroutines alive 100 ms after a burst of 10,000 tasks (limit %d)\n\n| system | goroutines |\n|---|---|\n", runtime.GOMAXPROCS(0))
+	for _, sys := range benchmarks.Systems {
+		var done atomic.Int64
+		before := runtime.NumGoroutine()
+		p := sys.New(runtime.GOMAXPROCS(0), func() { done.Add(1) })
+		for range 10_000 {
+			p.Go()
+		}
+		for done.Load() < 10_000 {
+			runtime.Gosched()
+		}
+		time.Sleep(100 * time.Millisecond)
+		fmt.Fprintf(w, "| %s | %d |\n", sys.Name, runtime.NumGoroutine()-before)
+		p.Close()
+	}
+	fmt.Fprintln(w)
+}
+
+// backlogTable measures the heap that a backlog of a million queued tasks
+// takes in each system that queues without blocking its submitters.
+func backlogTable(w io.Writer) {
+	const n = 1_000_000
+	fmt.Fprintln(w, "### Heap taken by a backlog of 1,000,000 tiny tasks\n\n| system | heap | per task |\n|---|---|---|")
+	for _, sys := range benchmarks.Systems {
+		if !sys.Queues || sys.Name == "channel" {
+			fmt.Fprintf(w, "| %s | – (blocks its submitters instead) | – |\n", sys.Name)
+			continue
+		}
+		gate := make(chan struct{})
+		var started, done atomic.Int64
+		limit := runtime.GOMAXPROCS(0)
+		p := sys.New(limit, func() {
+			if started.Add(1) <= int64(limit) {
+				<-gate // the first tasks hold every worker
+			}
+			done.Add(1)
+		})
+		for range limit {
+			p.Go()
+		}
+		for started.Load() < int64(limit) {
+			runtime.Gosched()
+		}
+		runtime.GC()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		for range n {
+			p.Go()
+		}
+		runtime.ReadMemStats(&after)
+		grown := float64(after.HeapAlloc) - float64(before.HeapAlloc)
+		fmt.Fprintf(w, "| %s | %.1f MB | %.0f B |\n", sys.Name, grown/1e6, grown/n)
+		close(gate)
+		for done.Load() < n+int64(limit) {
+			runtime.Gosched()
+		}
+		p.Close()
+		runtime.GC()
+	}
+	fmt.Fprintln(w)
+}

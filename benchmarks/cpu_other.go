@@ -1,0 +1,14 @@
+//go:build !unix
+
+package benchmarks
+
+import (
+	"testing"
+	"time"
+)
+
+// ReportCPU reports nothing where the CPU time is not read.
+func ReportCPU(*testing.B) func() { return func() {} }
+
+// CPUTime returns 0 where the CPU time is not read.
+func CPUTime() time.Duration { return 0 }
