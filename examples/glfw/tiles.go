@@ -9,8 +9,8 @@ import (
 )
 
 const (
-	side     = 256      // the window and the texture, in pixels
-	tileSide = 64       // a tile, in pixels
+	side     = 256 // the window and the texture, in pixels
+	tileSide = 64  // a tile, in pixels
 	perRow   = side / tileSide
 	numTiles = perRow * perRow
 )
