@@ -561,9 +561,14 @@ func (s *Scheduler) isClosed() bool {
 
 // Wait blocks until nothing is queued or running, or until ctx is done, in
 // which case it returns ctx.Err(). Items queued while Wait waits are waited
-// for too.
+// for too. Wait panics if called from an item of s, which would wait for
+// itself.
 func (s *Scheduler) Wait(ctx context.Context) error {
 	s.mu.Lock()
+	if s.slotOfLocked(curg()) >= 0 {
+		s.mu.Unlock()
+		panic("scheduler: Wait called from an item of the scheduler, which would wait for itself")
+	}
 	if s.isIdleLocked() {
 		s.mu.Unlock()
 		return nil

@@ -601,6 +601,11 @@ func TestHolds(t *testing.T) {
 
 func TestInlineMisusePanics(t *testing.T) {
 	s := scheduler.New(1)
+	var msg string
+	s.TryRun(scheduler.Func(func() { msg = panicMessage(func() { s.Wait(context.Background()) }) }))
+	if want := "scheduler: Wait called from an item of the scheduler, which would wait for itself"; msg != want {
+		t.Errorf("Wait from an item panicked with %q; want %q", msg, want)
+	}
 	want := "scheduler: RunInline from a goroutine that runs no item of this scheduler"
 	if got := panicMessage(func() { s.RunInline(scheduler.Func(func() {})) }); got != want {
 		t.Errorf("RunInline outside an item panicked with %q; want %q", got, want)

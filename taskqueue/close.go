@@ -48,9 +48,13 @@ func (q *Queue) Close() error {
 // in the task's place and adds no work. If ctx is done first, Shutdown returns ctx.Err();
 // the tasks still run. Shutdown may be called more than once, and after
 // CloseNow, to wait for the tasks that were running. Shutdown panics on the
-// default queues, which are shared.
+// default queues, which are shared, and when called from one of q's own
+// tasks (use CloseNow there, or Close from another goroutine).
 func (q *Queue) Shutdown(ctx context.Context) error {
 	q.mustNotBeDefault("Shutdown")
+	if q.s.Holds() {
+		panic("taskqueue: Shutdown called from one of the queue's own tasks, which would wait for itself")
+	}
 	q.mu.Lock()
 	q.closed = true
 	var drained <-chan struct{}

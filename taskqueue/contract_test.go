@@ -630,6 +630,23 @@ func TestRunSyncFromOwnTaskWhileClosing(t *testing.T) {
 	})
 }
 
+func TestShutdownFromOwnTaskPanics(t *testing.T) {
+	forEachKind(t, func(t *testing.T, k queueKind) {
+		q := k.new()
+		var msg any
+		q.RunSync(t.Context(), func(context.Context) error {
+			msg = panicValue(func() { q.Close() })
+			return nil
+		})
+		if want := "taskqueue: Shutdown called from one of the queue's own tasks, which would wait for itself"; fmt.Sprint(msg) != want {
+			t.Errorf("Close from a task panicked with %v; want %q", msg, want)
+		}
+		if err := q.Close(); err != nil {
+			t.Errorf("Close = %v", err)
+		}
+	})
+}
+
 func TestShutdownDeadline(t *testing.T) {
 	forEachKind(t, func(t *testing.T, k queueKind) {
 		q := k.new()
