@@ -11,8 +11,9 @@ import (
 // frame began (and those carried over from a frame that ran out of budget),
 // in the order they were posted; the delayed actions due at the frame's
 // time, in due order and, when due together, in the order they were posted;
-// then the coroutines (see the package documentation). Callbacks run with no lock held. A panic in one is
-// recovered and given to the panic handler, and the frame goes on.
+// then the coroutines (see the package documentation). Callbacks run with no
+// lock held. A panic in one is recovered and given to the panic handler, and
+// the frame goes on.
 //
 // A frame that runs out of budget (see WithBudget) leaves the rest of each
 // phase to the next frame, in order, ahead of newer work.

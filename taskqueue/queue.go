@@ -225,6 +225,17 @@ func (q *Queue) submit(ctx context.Context, h *Handle, t scheduler.Task) {
 		q.reject(h, err)
 		return
 	}
+	id, err := q.enqueue(ctx, t)
+	if err != nil {
+		q.reject(h, err)
+		return
+	}
+	h.id.Store(uint64(id))
+}
+
+// enqueue hands t to the scheduler, waiting for room if the queue's policy
+// allows (see mayWait).
+func (q *Queue) enqueue(ctx context.Context, t scheduler.Task) (scheduler.ID, error) {
 	var id scheduler.ID
 	var err error
 	if q.mayWait() {
@@ -232,11 +243,7 @@ func (q *Queue) submit(ctx context.Context, h *Handle, t scheduler.Task) {
 	} else {
 		id, err = q.s.Enqueue(t)
 	}
-	if err != nil {
-		q.reject(h, queueError(err))
-		return
-	}
-	h.id.Store(uint64(id))
+	return id, queueError(err)
 }
 
 // reject completes the handle of a task the queue did not accept.
@@ -306,16 +313,10 @@ func (q *Queue) runSync(ctx context.Context, h *Handle, r runner) error {
 
 	w := &waiter{ch: make(chan struct{}), sync: true}
 	h.wait.Store(w)
-	var id scheduler.ID
-	var err error
-	if q.mayWait() {
-		id, err = q.s.EnqueueContext(ctx, r)
-	} else {
-		id, err = q.s.Enqueue(r)
-	}
+	id, err := q.enqueue(ctx, r)
 	if err != nil {
 		q.rejected.Add(1)
-		return queueError(err)
+		return err
 	}
 	h.id.Store(uint64(id))
 	select {
