@@ -47,6 +47,7 @@ type Coroutine struct {
 	waiters  []*Coroutine    // coroutines waiting for it
 	panicked *PanicError
 	frame    int64 // the frame in which it was started
+	liveIdx  int   // its index in the loom's live list while it runs
 
 	mu   sync.Mutex // guards the fields below, which any goroutine reads
 	done bool
@@ -196,6 +197,7 @@ func (l *Loom) begin(c *Coroutine) {
 	c.started = true
 	c.frame = l.Frame()
 	c.next, c.stop = iter.Pull(c.run)
+	c.liveIdx = len(l.co.live)
 	l.co.live = append(l.co.live, c)
 	l.resume(c)
 }
@@ -269,12 +271,11 @@ func (l *Loom) end(c *Coroutine, err error) {
 	co := &l.co
 	if c.started {
 		c.stop() // no-op once the body has returned; releases the iterator
-		if i := slices.Index(co.live, c); i >= 0 {
-			last := len(co.live) - 1
-			co.live[i] = co.live[last]
-			co.live[last] = nil
-			co.live = co.live[:last]
-		}
+		last := len(co.live) - 1
+		moved := co.live[last]
+		co.live[c.liveIdx], moved.liveIdx = moved, c.liveIdx
+		co.live[last] = nil
+		co.live = co.live[:last]
 	}
 	if c.scope != nil {
 		delete(c.scope.coroutines, c)
