@@ -21,14 +21,8 @@ func (q *Queue) submitAfter(ctx context.Context, d time.Duration, h *Handle, r r
 	}
 	// The task takes its room in the list now, so that coming due never
 	// blocks or fails: it was accepted at submission.
-	var err error
-	if q.mayWait() {
-		err = q.s.ReserveContext(ctx)
-	} else {
-		err = q.s.Reserve()
-	}
-	if err != nil {
-		q.reject(h, queueError(err))
+	if err := q.reserve(ctx); err != nil {
+		q.reject(h, err)
 		return
 	}
 	due := time.Now().Add(d)

@@ -246,6 +246,15 @@ func (q *Queue) enqueue(ctx context.Context, t scheduler.Task) (scheduler.ID, er
 	return id, queueError(err)
 }
 
+// reserve takes room in the scheduler for a task to be queued later, as
+// enqueue would wait for it.
+func (q *Queue) reserve(ctx context.Context) error {
+	if q.mayWait() {
+		return queueError(q.s.ReserveContext(ctx))
+	}
+	return queueError(q.s.Reserve())
+}
+
 // reject completes the handle of a task the queue did not accept.
 func (q *Queue) reject(h *Handle, err error) {
 	q.rejected.Add(1)
