@@ -59,23 +59,20 @@ func ExampleBarrier() {
 // the hand-off to a worker goroutine.
 func ExampleScheduler_TryRun() {
 	s := scheduler.New(1)
-	ran := s.TryRun(scheduler.Func(func() { fmt.Println("on the caller") }))
+	ran := s.TryRun(func() { fmt.Println("on the caller") })
 	fmt.Println("ran:", ran)
 	// Output:
 	// on the caller
 	// ran: true
 }
 
-// An item of a serial scheduler that must wait for an item it queued takes
-// it back and runs it inline, instead of waiting for a slot it holds itself.
-func ExampleScheduler_RunInline() {
+// An item of a serial scheduler that must wait for more work of its own
+// scheduler runs it in its own place with TryRun, instead of queuing it
+// behind itself and waiting for a slot it holds.
+func ExampleScheduler_TryRun_inPlace() {
 	s := scheduler.New(1)
 	s.Enqueue(scheduler.Func(func() {
-		inner := scheduler.Func(func() { fmt.Println("inner") })
-		id, _ := s.Enqueue(inner)
-		if s.TryDequeue(id) {
-			s.RunInline(inner)
-		}
+		s.TryRun(func() { fmt.Println("inner") })
 		fmt.Println("outer done")
 	}))
 	s.Wait(context.Background())

@@ -92,7 +92,7 @@ func hammer(t *testing.T, limit, total int) {
 	if got, want := ran.Load(), int64(total/producers*producers); got != want {
 		t.Errorf("%d items ran; want %d", got, want)
 	}
-	if got := s.Completed(); got != uint64(ran.Load()) {
+	if got := s.Stats().Completed; got != uint64(ran.Load()) {
 		t.Errorf("Completed() = %d; want %d", got, ran.Load())
 	}
 	if pending, active := s.Snapshot(); pending != 0 || active != 0 {

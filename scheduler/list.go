@@ -1,131 +1,272 @@
 package scheduler
 
-// list is the FIFO of queued items: a ring buffer indexed by ID.
+import (
+	"sort"
+	"sync"
+	"unsafe"
+)
+
+// list is the FIFO of queued items.
 //
-// Every pushed item gets the next ID, and an item's slot is its ID's offset
-// from the oldest slot, so lookup and removal by ID are O(1). Removing an item
-// from the middle leaves an empty slot (nil) that pop skips; slots are never
-// compacted, because compaction would break the ID to slot mapping.
+// Items live in segments: arrays that fill from the tail and empty from the
+// head, and that are never copied. A segment that has emptied, at the head or
+// in the middle, goes back to a pool, so memory follows the items queued now,
+// not a burst's peak nor the removals behind a head that does not move.
 //
-// A list is not safe for concurrent use; the Scheduler guards it with its mutex.
+// Each item takes one 8-byte word and a tag byte. The word is the data word
+// of the item's interface value; its type word (the itab) is kept once per
+// segment, in a small table that the tag indexes. A queue of a million
+// functions thus costs about 9 bytes per item where a slice of interfaces
+// costs 16. The tag also holds the barrier mark, so marking costs nothing
+// once queued.
+//
+// Every pushed item gets the next ID. A segment holds a run of consecutive
+// IDs, so an item is found from its ID by a binary search over the segments
+// and an offset in one.
+//
+// A list is not safe for concurrent use; the Scheduler guards it.
 type list struct {
-	buf  []Task // ring; len is zero or a power of two; nil marks a removed item
-	head int    // index of the oldest slot
-	n    int    // slots in use, removed ones included
-	live int    // items not removed
-	base ID     // ID of the item in buf[head]
+	segs []*segment // in ID order; segs[0] holds the oldest queued item
+	next ID         // ID of the next push; 0 until the first
+	live int        // items queued and not removed
+}
+
+type segment struct {
+	base ID    // ID of data[0]
+	head int32 // index of the oldest slot not yet popped
+	n    int32 // slots filled
+	live int32 // slots filled, not popped and not removed
+	ntab int32 // entries of tabs in use
+	// data[i] is the data word of item base+i; nil once popped or removed.
+	data []unsafe.Pointer
+	// tags[i] indexes tabs with its low bits, and marks a barrier.
+	tags []uint8
+	tabs [maxTabs]unsafe.Pointer
 }
 
 const (
-	// minCap is the capacity of a list's first buffer.
-	minCap = 16
-	// maxIdleCap is the largest buffer an emptied list keeps (64 KiB on
-	// 64-bit systems): enough that a steady flow of work does not allocate,
-	// small enough that an idle list does not pin a burst's peak.
-	maxIdleCap = 4096
+	// minSeg and maxSeg bound a segment's length. A list's first segment
+	// is short, so that a queue with a few items holds little; each new
+	// one doubles, so that a backlog costs few segments.
+	minSeg = 8
+	maxSeg = 256
+	// maxTabs is how many item types a segment holds; a ninth type starts
+	// a new segment.
+	maxTabs    = 8
+	tabMask    = maxTabs - 1
+	barrierTag = 0x80
 )
 
-// push appends t, which must not be nil, and returns its ID.
-func (l *list) push(t Task) ID {
-	if l.base == 0 {
-		l.base = 1 // IDs start at 1, so the zero ID never names an item
-	}
-	if l.n == len(l.buf) {
-		l.grow()
-	}
-	l.buf[(l.head+l.n)&(len(l.buf)-1)] = t
-	id := l.base + ID(l.n)
-	l.n++
-	l.live++
-	return id
-}
+// pools hold emptied segments by length (minSeg<<i), so that a steady flow
+// of items allocates nothing and an idle list holds no segment.
+var pools [8]sync.Pool
 
-func (l *list) grow() {
-	c := max(minCap, 2*len(l.buf))
-	buf := make([]Task, c)
-	for i := range l.n {
-		buf[i] = l.buf[(l.head+i)&(len(l.buf)-1)]
-	}
-	l.buf, l.head = buf, 0
-}
-
-// front returns the oldest item, or nil if the list is empty.
-func (l *list) front() Task {
-	if l.live == 0 {
-		return nil
-	}
-	return l.buf[l.head] // trim keeps a live item at the head
-}
-
-// pop removes and returns the oldest item, or nil if the list is empty.
-func (l *list) pop() Task {
-	t := l.front()
-	if t == nil {
-		return nil
-	}
-	l.buf[l.head] = nil
-	l.live--
-	l.trim()
-	return t
-}
-
-// slot returns the index in buf of the item id, or -1 if id is not queued.
-func (l *list) slot(id ID) int {
-	if id < l.base || id-l.base >= ID(l.n) {
-		return -1
-	}
-	i := (l.head + int(id-l.base)) & (len(l.buf) - 1)
-	if l.buf[i] == nil {
-		return -1
+func poolIndex(n int) int {
+	i := 0
+	for minSeg<<i < n {
+		i++
 	}
 	return i
 }
 
-// get returns the item id, or nil if it is not queued.
-func (l *list) get(id ID) Task {
-	if i := l.slot(id); i >= 0 {
-		return l.buf[i]
+func newSegment(n int, base ID) *segment {
+	s, _ := pools[poolIndex(n)].Get().(*segment)
+	if s == nil {
+		s = &segment{data: make([]unsafe.Pointer, n), tags: make([]uint8, n)}
 	}
-	return nil
+	s.base = base
+	return s
 }
 
-// remove removes the item id and returns it, or returns nil if id is not queued.
-func (l *list) remove(id ID) Task {
-	i := l.slot(id)
-	if i < 0 {
-		return nil
-	}
-	t := l.buf[i]
-	l.buf[i] = nil
-	l.live--
-	l.trim()
+// free gives s back to its pool. Its data words are all nil by then: each was
+// cleared when its item was popped or removed.
+func (s *segment) free() {
+	s.head, s.n, s.live, s.ntab = 0, 0, 0, 0
+	s.tabs = [maxTabs]unsafe.Pointer{}
+	pools[poolIndex(len(s.data))].Put(s)
+}
+
+// iface is the layout of an interface value: its type word and data word.
+type iface struct {
+	tab  unsafe.Pointer
+	data unsafe.Pointer
+}
+
+func split(t Task) iface { return *(*iface)(unsafe.Pointer(&t)) }
+
+func join(tab, data unsafe.Pointer) (t Task) {
+	*(*iface)(unsafe.Pointer(&t)) = iface{tab, data}
 	return t
 }
 
-// trim drops removed slots from the head, so that the head slot, when there
-// is one, holds a live item. Removed slots further in stay until the head
-// passes them: dropping them would let the next push reuse an ID. An emptied
-// list gives its buffer back if it grew large, so a burst does not pin its
-// peak memory.
-func (l *list) trim() {
-	for l.n > 0 && l.buf[l.head] == nil {
-		l.head = (l.head + 1) & (len(l.buf) - 1)
-		l.n--
-		l.base++
+// push appends t, which must not be nil, marked as a barrier if barrier is
+// true, and returns its ID.
+func (l *list) push(t Task, barrier bool) ID {
+	if l.next == 0 {
+		l.next = 1 // IDs start at 1, so the zero ID never names an item
 	}
-	if l.n == 0 {
-		l.head = 0
-		if len(l.buf) > maxIdleCap {
-			l.buf = nil
+	w := split(t)
+	seg := l.tail()
+	tab := -1
+	// Items go on in the tail segment while it has room and holds the IDs up
+	// to this one: not after a removal freed the segment that followed it.
+	if seg != nil && int(seg.n) < len(seg.data) && seg.base+ID(seg.n) == l.next {
+		tab = seg.tab(w.tab)
+		if tab < 0 && seg.n == 0 { // an emptied segment, kept: its types can go
+			seg.ntab, seg.tabs = 0, [maxTabs]unsafe.Pointer{}
+			tab = seg.tab(w.tab)
 		}
+	}
+	if tab < 0 {
+		n := minSeg
+		if seg != nil {
+			n = min(maxSeg, 2*len(seg.data))
+		}
+		seg = newSegment(n, l.next)
+		l.segs = append(l.segs, seg)
+		tab = seg.tab(w.tab)
+	}
+	i := seg.n
+	seg.data[i] = w.data
+	seg.tags[i] = uint8(tab)
+	if barrier {
+		seg.tags[i] |= barrierTag
+	}
+	seg.n++
+	seg.live++
+	l.live++
+	id := l.next
+	l.next++
+	return id
+}
+
+func (l *list) tail() *segment {
+	if len(l.segs) == 0 {
+		return nil
+	}
+	return l.segs[len(l.segs)-1]
+}
+
+// tab returns the index in s.tabs of the type word tab, adding it if there is
+// room, or -1.
+func (s *segment) tab(tab unsafe.Pointer) int {
+	for i := int(s.ntab) - 1; i >= 0; i-- {
+		if s.tabs[i] == tab {
+			return i
+		}
+	}
+	if s.ntab == maxTabs {
+		return -1
+	}
+	s.tabs[s.ntab] = tab
+	s.ntab++
+	return int(s.ntab) - 1
+}
+
+func (s *segment) item(i int32) Task {
+	return join(s.tabs[s.tags[i]&tabMask], s.data[i])
+}
+
+// front returns the oldest item and whether it is a barrier, or false if the
+// list is empty.
+func (l *list) front() (t Task, barrier, ok bool) {
+	if l.live == 0 {
+		return nil, false, false
+	}
+	seg := l.segs[0] // trim keeps a live item at the head of the first segment
+	return seg.item(seg.head), seg.tags[seg.head]&barrierTag != 0, true
+}
+
+// pop removes the oldest item; the list must not be empty.
+func (l *list) pop() {
+	seg := l.segs[0]
+	seg.data[seg.head] = nil
+	seg.head++
+	seg.live--
+	l.live--
+	l.trim()
+}
+
+// find returns the segment and index of the queued item id, or nil.
+func (l *list) find(id ID) (*segment, int32) {
+	k := sort.Search(len(l.segs), func(k int) bool { return l.segs[k].base > id }) - 1
+	if id == 0 || k < 0 {
+		return nil, 0
+	}
+	seg := l.segs[k]
+	i := int32(id - seg.base)
+	if i < seg.head || i >= seg.n || seg.data[i] == nil {
+		return nil, 0
+	}
+	return seg, i
+}
+
+// remove removes the item id and returns it, or returns false if id is not
+// queued. A segment emptied by the removal is freed at once, wherever it is,
+// so that removals cost no memory while the head stays put.
+func (l *list) remove(id ID) (Task, bool) {
+	seg, i := l.find(id)
+	if seg == nil {
+		return nil, false
+	}
+	t := seg.item(i)
+	seg.data[i] = nil
+	seg.live--
+	l.live--
+	if seg.live == 0 && seg != l.segs[0] {
+		k := sort.Search(len(l.segs), func(k int) bool { return l.segs[k].base >= seg.base })
+		copy(l.segs[k:], l.segs[k+1:])
+		l.segs[len(l.segs)-1] = nil
+		l.segs = l.segs[:len(l.segs)-1]
+		seg.free()
+	}
+	l.trim()
+	return t, true
+}
+
+// trim drops the removed slots at the head, so that the head slot, when there
+// is one, holds a live item, and frees the segments that have emptied. The
+// last segment is kept when it empties, reset, so that a queue through which
+// items pass one at a time does not take and free a segment for each; shrink
+// frees it once the queue goes idle.
+func (l *list) trim() {
+	for len(l.segs) > 0 {
+		seg := l.segs[0]
+		for seg.head < seg.n && seg.data[seg.head] == nil {
+			seg.head++
+		}
+		if seg.head < seg.n {
+			return // a live item
+		}
+		if len(l.segs) == 1 {
+			seg.base, seg.head, seg.n = l.next, 0, 0
+			return
+		}
+		l.segs[0] = nil
+		l.segs = l.segs[1:]
+		seg.free()
 	}
 }
 
-// drain removes every item and returns them, oldest first.
-func (l *list) drain() []Task {
-	ts := make([]Task, 0, l.live)
-	for t := l.pop(); t != nil; t = l.pop() {
-		ts = append(ts, t)
+// shrink frees the segment an emptied list keeps, so that an idle queue holds
+// no memory for items.
+func (l *list) shrink() {
+	if l.live == 0 && len(l.segs) > 0 {
+		l.segs[0].free()
+		l.segs = nil
 	}
-	return ts
+}
+
+// drain removes every item and returns them, oldest first, with their
+// barrier marks.
+func (l *list) drain() (ts []Task, barriers []bool) {
+	ts = make([]Task, 0, l.live)
+	barriers = make([]bool, 0, l.live)
+	for l.live > 0 {
+		t, b, _ := l.front()
+		ts = append(ts, t)
+		barriers = append(barriers, b)
+		l.pop()
+	}
+	return ts, barriers
 }

@@ -135,10 +135,10 @@ func checkScheduler(t *testing.T, limit int, ops []byte) {
 						i, what, k, got, want, len(ref.queue), len(ref.running))
 				}
 			}
-			if got, want := s.Running(), len(ref.running); got != want {
+			if got, want := s.Stats().Running, len(ref.running); got != want {
 				t.Fatalf("step %d (%s): Running() = %d; want %d", i, what, got, want)
 			}
-			if got, want := s.Pending(), len(ref.queue); got != want {
+			if got, want := s.Stats().Pending, len(ref.queue); got != want {
 				t.Fatalf("step %d (%s): Pending() = %d; want %d", i, what, got, want)
 			}
 			if got, want := s.Active(), len(ref.running); got != want {

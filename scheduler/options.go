@@ -32,9 +32,10 @@ func logPanic(p *PanicError) {
 	log.Printf("scheduler: recovered %v", p)
 }
 
-// WithMaxPending bounds the number of items queued but not started. When the
-// list is full, Enqueue fails with ErrFull and EnqueueContext waits for room.
-// Without this option the list is unbounded. WithMaxPending panics if n < 1.
+// WithMaxPending bounds the number of items queued but not started, those
+// reserved included. When the list is full, Enqueue and Reserve fail with
+// ErrFull, and EnqueueContext and ReserveContext wait for room. Without this
+// option the list is unbounded. WithMaxPending panics if n < 1.
 func WithMaxPending(n int) Option {
 	if n < 1 {
 		panic(fmt.Sprintf("scheduler: WithMaxPending(%d): bound must be positive", n))
@@ -45,8 +46,8 @@ func WithMaxPending(n int) Option {
 // WithPanicHandler sets the function that receives the panics of items, each
 // as a *PanicError with the stack of the panic. The handler runs on the worker
 // goroutine that recovered the panic, before that worker takes its next item;
-// it must not block for long. Without this option, panics are written to the
-// standard logger (package log), so that none goes unseen.
+// it must not block for long, and must not panic. Without this option, panics
+// are written to the standard logger (package log), so that none goes unseen.
 //
 // Items that recover their own panics, as the taskqueue package's tasks do,
 // never reach the handler.

@@ -112,10 +112,10 @@ func TestFIFOAndLimit(t *testing.T) {
 				if got := log.sorted(); !slices.Equal(got, want) {
 					t.Fatalf("started %v; want %v", got, want)
 				}
-				if got := s.Running(); got != limit {
+				if got := s.Stats().Running; got != limit {
 					t.Errorf("Running() = %d; want %d", got, limit)
 				}
-				if got := s.Pending(); got != 7-limit {
+				if got := s.Stats().Pending; got != 7-limit {
 					t.Errorf("Pending() = %d; want %d", got, 7-limit)
 				}
 				// Each finish lets exactly the next item in line start.
@@ -181,7 +181,7 @@ func TestTryDequeue(t *testing.T) {
 		if s.TryDequeue(0) || s.TryDequeue(idC+1) {
 			t.Error("TryDequeue of an unknown ID reported true")
 		}
-		if got := s.Pending(); got != 1 {
+		if got := s.Stats().Pending; got != 1 {
 			t.Errorf("Pending() = %d; want 1", got)
 		}
 		close(a.release)
@@ -219,7 +219,7 @@ func TestBarrier(t *testing.T) {
 		if got, want := log.take(), []string{"barrier"}; !slices.Equal(got, want) {
 			t.Fatalf("started %v; want %v alone", got, want)
 		}
-		if got := s.Running(); got != 1 {
+		if got := s.Stats().Running; got != 1 {
 			t.Errorf("Running() = %d during the barrier; want 1", got)
 		}
 		if s.TryRun(scheduler.Func(func() {})) {
@@ -324,28 +324,30 @@ func TestTryRunKeepsFIFO(t *testing.T) {
 	})
 }
 
-// TestRunInline checks the .NET inlining rule: an item of a serial scheduler
-// waits for another item it queued, which would deadlock, but runs it inline
-// instead.
-func TestRunInline(t *testing.T) {
+// TestRunInPlace checks the .NET inlining rule: an item of a serial
+// scheduler that must wait for more work of its scheduler, which would
+// deadlock if queued behind itself, runs it in its own place with TryRun.
+func TestRunInPlace(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := scheduler.New(1)
 		var order []string
 		done := make(chan struct{})
+		var queued scheduler.ID
 		s.Enqueue(scheduler.Func(func() {
 			order = append(order, "outer start")
-			inner := scheduler.Func(func() {
+			queued, _ = s.Enqueue(scheduler.Func(func() { order = append(order, "queued") }))
+			ran := s.TryRun(func() {
 				order = append(order, "inner")
-				if got := s.Running(); got != 2 {
-					t.Errorf("Running() = %d during an inline run; want 2", got)
+				if got := s.Stats().Running; got != 2 {
+					t.Errorf("Running = %d during a run in place; want 2", got)
+				}
+				if got, _ := s.Snapshot(); got != 1 {
+					t.Errorf("Pending = %d during a run in place; want 1", got)
 				}
 			})
-			id, _ := s.Enqueue(inner)
-			if !s.TryDequeue(id) {
-				t.Error("TryDequeue of the queued inner item = false")
-				return
+			if !ran {
+				t.Error("TryRun from an item of a busy serial scheduler = false; want true (in place)")
 			}
-			s.RunInline(inner)
 			order = append(order, "outer end")
 			close(done)
 		}))
@@ -353,11 +355,14 @@ func TestRunInline(t *testing.T) {
 		if err := s.Wait(t.Context()); err != nil {
 			t.Fatal(err)
 		}
-		if want := []string{"outer start", "inner", "outer end"}; !slices.Equal(order, want) {
+		if want := []string{"outer start", "inner", "outer end", "queued"}; !slices.Equal(order, want) {
 			t.Errorf("order = %v; want %v", order, want)
 		}
-		if got := s.Completed(); got != 2 {
-			t.Errorf("Completed() = %d; want 2", got)
+		if got := s.Stats().Completed; got != 3 {
+			t.Errorf("Completed = %d; want 3", got)
+		}
+		if s.TryDequeue(queued) {
+			t.Error("TryDequeue of an item that ran = true")
 		}
 	})
 }
@@ -395,7 +400,7 @@ func TestPanicReachesHandlerAndWorkerGoesOn(t *testing.T) {
 	if panics[1].Value != "second" || panics[1].Unwrap() != nil {
 		t.Errorf("second panic = %v (Unwrap %v); want \"second\" (nil)", panics[1].Value, panics[1].Unwrap())
 	}
-	if got := s.Completed(); got != 4 {
+	if got := s.Stats().Completed; got != 4 {
 		t.Errorf("Completed() = %d; want 4", got)
 	}
 }
@@ -420,7 +425,7 @@ func TestGoexitKeepsSlotAndItems(t *testing.T) {
 		if got := s.Active(); got != 0 {
 			t.Errorf("Active() = %d; want 0", got)
 		}
-		if got := s.Completed(); got != 4 {
+		if got := s.Stats().Completed; got != 4 {
 			t.Errorf("Completed() = %d; want 4", got)
 		}
 	})
@@ -549,7 +554,6 @@ func TestEnqueueNilPanics(t *testing.T) {
 		"Enqueue":        func() { s.Enqueue(nil) },
 		"EnqueueContext": func() { s.EnqueueContext(context.Background(), nil) },
 		"TryRun":         func() { s.TryRun(nil) },
-		"RunInline":      func() { s.RunInline(nil) },
 		"Barrier":        func() { scheduler.Barrier(nil) },
 	} {
 		want := "scheduler: " + name + "(nil)"
@@ -578,20 +582,13 @@ func TestHolds(t *testing.T) {
 		if <-inItem {
 			t.Error("Holds() = true on a goroutine started by an item")
 		}
-		s.TryRun(scheduler.Func(func() {
+		s.TryRun(func() {
 			if !s.Holds() {
 				t.Error("Holds() = false inside TryRun")
 			}
-		}))
-		if !s.TryAcquire() {
-			t.Fatal("TryAcquire on an idle scheduler = false")
-		}
-		if !s.Holds() {
-			t.Error("Holds() = false after TryAcquire")
-		}
-		s.Release()
+		})
 		if s.Holds() {
-			t.Error("Holds() = true after Release")
+			t.Error("Holds() = true after TryRun returned")
 		}
 		if err := s.Wait(t.Context()); err != nil {
 			t.Fatal(err)
@@ -602,17 +599,9 @@ func TestHolds(t *testing.T) {
 func TestInlineMisusePanics(t *testing.T) {
 	s := scheduler.New(1)
 	var msg string
-	s.TryRun(scheduler.Func(func() { msg = panicMessage(func() { s.Wait(context.Background()) }) }))
+	s.TryRun(func() { msg = panicMessage(func() { s.Wait(context.Background()) }) })
 	if want := "scheduler: Wait called from an item of the scheduler, which would wait for itself"; msg != want {
 		t.Errorf("Wait from an item panicked with %q; want %q", msg, want)
-	}
-	want := "scheduler: RunInline from a goroutine that runs no item of this scheduler"
-	if got := panicMessage(func() { s.RunInline(scheduler.Func(func() {})) }); got != want {
-		t.Errorf("RunInline outside an item panicked with %q; want %q", got, want)
-	}
-	want = "scheduler: Release from a goroutine that holds no slot"
-	if got := panicMessage(s.Release); got != want {
-		t.Errorf("Release without TryAcquire panicked with %q; want %q", got, want)
 	}
 }
 
@@ -623,26 +612,39 @@ func TestReserve(t *testing.T) {
 		a := newGate("a", &log)
 		s.Enqueue(a)
 		synctest.Wait()
-		if err := s.Reserve(); err != nil {
+		r1, err := s.Reserve()
+		if err != nil {
 			t.Fatalf("Reserve = %v", err)
 		}
-		if err := s.ReserveContext(t.Context()); err != nil {
+		r2, err := s.ReserveContext(t.Context())
+		if err != nil {
 			t.Fatalf("ReserveContext = %v", err)
 		}
-		if err := s.Reserve(); err != scheduler.ErrFull {
+		if _, err := s.Reserve(); err != scheduler.ErrFull {
 			t.Errorf("Reserve with the list full of reservations = %v; want ErrFull", err)
 		}
 		if _, err := s.Enqueue(scheduler.Func(func() {})); err != scheduler.ErrFull {
 			t.Errorf("Enqueue with the list full of reservations = %v; want ErrFull", err)
 		}
-		s.Unreserve()
+		if !r2.Cancel() {
+			t.Error("Cancel of an unused reservation = false")
+		}
+		if r2.Cancel() {
+			t.Error("second Cancel = true; the room was given back twice")
+		}
+		if got := panicMessage(func() { r2.Enqueue(scheduler.Func(func() {})) }); got != "scheduler: Reservation.Enqueue of a reservation already used or canceled" {
+			t.Errorf("Enqueue on a canceled reservation panicked with %q", got)
+		}
 		s.Close()
-		if err := s.Reserve(); err != scheduler.ErrClosed {
+		if _, err := s.Reserve(); err != scheduler.ErrClosed {
 			t.Errorf("Reserve after Close = %v; want ErrClosed", err)
 		}
 		// A reservation taken before Close is honoured after it.
 		b := newGate("b", &log)
-		s.EnqueueReserved(b)
+		r1.Enqueue(b)
+		if r1.Cancel() {
+			t.Error("Cancel after Enqueue = true")
+		}
 		close(a.release)
 		close(b.release)
 		if err := s.Wait(t.Context()); err != nil {

@@ -24,11 +24,12 @@ func (q *Queue) Stats() Stats {
 	delayed := q.delayed.len() - q.dead
 	q.mu.Unlock()
 	skipped := q.skipped.Load() // before Completed, which counts the skipped tasks
+	s := q.s.Stats()
 	return Stats{
-		Queued:    q.s.Pending(),
+		Queued:    s.Pending,
 		Delayed:   delayed,
-		Running:   q.s.Running(),
-		Completed: max(q.s.Completed(), skipped) - skipped,
+		Running:   s.Running,
+		Completed: max(s.Completed, skipped) - skipped,
 		Panicked:  q.panicked.Load(),
 		Canceled:  q.canceled.Load(),
 		Rejected:  q.rejected.Load(),
@@ -87,9 +88,9 @@ func (q *Queue) CloseNow() int {
 	q.closed = true
 	n := 0
 	for _, d := range q.delayed.drain() {
-		if h := d.r.handle(); !h.isDone() {
+		if h := d.r.handle(); !h.IsDone() {
+			d.res.Cancel()
 			h.finish(ErrClosed)
-			q.s.Unreserve()
 			n++
 		}
 	}
@@ -98,8 +99,11 @@ func (q *Queue) CloseNow() int {
 	q.mu.Unlock()
 	q.s.Close()
 	for _, t := range q.s.DequeueAll() {
-		if r, ok := t.(runner); ok {
-			r.handle().finish(ErrClosed)
+		switch t := t.(type) {
+		case runner:
+			t.handle().finish(ErrClosed)
+		case *syncCall:
+			t.close()
 		}
 		n++
 	}

@@ -3,8 +3,6 @@ package taskqueue
 import (
 	"context"
 	"time"
-
-	"github.com/taskqueue-go/taskqueue/scheduler"
 )
 
 // submitAfter holds the task r, whose Handle is h, in the delayed heap until d
@@ -21,7 +19,8 @@ func (q *Queue) submitAfter(ctx context.Context, d time.Duration, h *Handle, r r
 	}
 	// The task takes its room in the list now, so that coming due never
 	// blocks or fails: it was accepted at submission.
-	if err := q.reserve(ctx); err != nil {
+	res, err := q.reserve(ctx)
+	if err != nil {
 		q.reject(h, err)
 		return
 	}
@@ -29,18 +28,17 @@ func (q *Queue) submitAfter(ctx context.Context, d time.Duration, h *Handle, r r
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.closed {
-		q.s.Unreserve()
+		res.Cancel()
 		q.reject(h, ErrClosed)
 		return
 	}
-	q.delayed.push(due, r)
+	q.delayed.push(due, r, res)
+	h.state.Store(&node{kind: delayed, res: res})
 	if ctx.Done() != nil {
 		// Watch the context while the task waits, so that its end frees the
 		// timer and the room without waiting for the due time. The watch
 		// takes q.mu, so it cannot act before the task is in the heap.
-		w := &waiter{ch: make(chan struct{})}
-		w.stop = context.AfterFunc(ctx, func() { q.cancel(h, ctx.Err()) })
-		h.wait.Store(w)
+		h.Done()
 	}
 	if q.delayed.top().r == r {
 		q.armLocked(time.Now())
@@ -56,13 +54,11 @@ func (q *Queue) runDue() {
 	for q.delayed.len() > 0 && !q.delayed.top().due.After(now) {
 		d := q.delayed.pop()
 		h := d.r.handle()
-		if h.isDone() {
+		if h.IsDone() {
 			q.dead-- // canceled while it waited; its room was given back then
 			continue
 		}
-		var t scheduler.Task = d.r
-		id := q.s.EnqueueReserved(t)
-		h.id.Store(uint64(id))
+		h.id.Store(uint64(d.res.Enqueue(d.r)))
 	}
 	q.armLocked(now)
 }
@@ -70,7 +66,7 @@ func (q *Queue) runDue() {
 // armLocked drops canceled entries from the top of the heap and sets the
 // timer for the earliest task left, or stops it if none is left.
 func (q *Queue) armLocked(now time.Time) {
-	for q.delayed.len() > 0 && q.delayed.top().r.handle().isDone() {
+	for q.delayed.len() > 0 && q.delayed.top().r.handle().IsDone() {
 		q.delayed.pop()
 		q.dead--
 	}

@@ -1,15 +1,20 @@
 package taskqueue
 
-import "time"
+import (
+	"time"
 
-// delayed is a task waiting for its due time.
-type delayed struct {
+	"github.com/taskqueue-go/taskqueue/scheduler"
+)
+
+// waiting is a task waiting for its due time.
+type waiting struct {
 	due time.Time
 	seq uint64 // submission order, to break ties between equal due times
 	r   runner
+	res *scheduler.Reservation // its room in the scheduler's list
 }
 
-func (d *delayed) before(e *delayed) bool {
+func (d *waiting) before(e *waiting) bool {
 	if d.due.Equal(e.due) {
 		return d.seq < e.seq
 	}
@@ -23,27 +28,27 @@ func (d *delayed) before(e *delayed) bool {
 //
 // A delayHeap is not safe for concurrent use; its Queue guards it.
 type delayHeap struct {
-	items []delayed
+	items []waiting
 	seq   uint64
 }
 
 func (h *delayHeap) len() int { return len(h.items) }
 
 // top returns the earliest entry; the heap must not be empty.
-func (h *delayHeap) top() *delayed { return &h.items[0] }
+func (h *delayHeap) top() *waiting { return &h.items[0] }
 
-func (h *delayHeap) push(due time.Time, r runner) {
+func (h *delayHeap) push(due time.Time, r runner, res *scheduler.Reservation) {
 	h.seq++
-	h.items = append(h.items, delayed{due: due, seq: h.seq, r: r})
+	h.items = append(h.items, waiting{due: due, seq: h.seq, r: r, res: res})
 	h.up(len(h.items) - 1)
 }
 
 // pop removes and returns the earliest entry; the heap must not be empty.
-func (h *delayHeap) pop() delayed {
+func (h *delayHeap) pop() waiting {
 	d := h.items[0]
 	last := len(h.items) - 1
 	h.items[0] = h.items[last]
-	h.items[last] = delayed{} // drop the reference to the task
+	h.items[last] = waiting{} // drop the reference to the task
 	h.items = h.items[:last]
 	if last > 0 {
 		h.down(0)
@@ -55,7 +60,7 @@ func (h *delayHeap) pop() delayed {
 func (h *delayHeap) compact() {
 	live := h.items[:0]
 	for _, d := range h.items {
-		if !d.r.handle().isDone() {
+		if !d.r.handle().IsDone() {
 			live = append(live, d)
 		}
 	}
@@ -67,7 +72,7 @@ func (h *delayHeap) compact() {
 }
 
 // drain removes every entry and returns them in no particular order.
-func (h *delayHeap) drain() []delayed {
+func (h *delayHeap) drain() []waiting {
 	items := h.items
 	h.items = nil
 	return items

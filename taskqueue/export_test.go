@@ -1,8 +1,16 @@
 package taskqueue
 
+import "context"
+
 // HasTimer reports whether q holds a timer for delayed tasks.
 func (q *Queue) HasTimer() bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	return q.timer != nil
 }
+
+// Slots returns the number of slots of q's scheduler that goroutines hold.
+func (q *Queue) Slots() int { return len(q.s.Holders()) }
+
+// Wait waits until q is idle.
+func (q *Queue) Wait(ctx context.Context) error { return q.s.Wait(ctx) }

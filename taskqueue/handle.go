@@ -2,7 +2,7 @@ package taskqueue
 
 import (
 	"context"
-	"runtime"
+	"sync"
 	"sync/atomic"
 
 	"github.com/taskqueue-go/taskqueue/scheduler"
@@ -14,32 +14,47 @@ import (
 // is not useful.
 //
 // A Handle is safe for use by multiple goroutines. It must not be copied.
-// The return of the task happens before Wait returns and before the channel
-// returned by Done is closed.
+// The return of the task happens before Wait returns, before IsDone reports
+// true and before the channel returned by Done is closed.
 type Handle struct {
-	id   atomic.Uint64          // the task's scheduler.ID; zero while a delayed task waits for its time
-	ctx  context.Context        // the context the task was submitted with
-	q    *Queue                 //
-	err  error                  // how the task ended; written once, before wait is set to finished
-	wait atomic.Pointer[waiter] // nil until someone waits; finished once the task is done
+	ctx   context.Context      // the context the task was submitted with
+	q     *Queue               // the queue it was submitted to
+	id    atomic.Uint64        // its scheduler.ID once queued; 0 while it waits for its due time
+	state atomic.Pointer[node] // see node
 }
 
-// A waiter is what a Handle's observers wait on.
-type waiter struct {
-	ch   chan struct{} // closed when the task is done; nil for the sentinels
-	stop func() bool   // stops the watch on the task's context; nil if there is none
-	sync bool          // a RunSync caller waits: it takes the task's panic
+// A node is what a Handle's state points to. While the task is pending, the
+// state is nil or the newest of a list of nodes: those waiting for the task,
+// pushed with compare-and-swap, on top of, for a delayed task, the node that
+// holds its reservation. Once the task is done, the state is its outcome,
+// which ends the list for good; the task's finisher swaps it in and signals
+// every node of the list it took.
+type node struct {
+	next *node
+	kind nodeKind
+	err  error                  // outcome: how the task ended
+	ch   chan struct{}          // doneChan: closed when done; waitChan: receives once
+	stop func() bool            // doneChan: stops the watch of the task's context
+	park *parker                // pooled: woken when done
+	res  *scheduler.Reservation // delayed: the room the task holds
 }
 
-var (
-	// finished marks a done task.
-	finished = &waiter{}
-	// syncInline marks a task that RunSync runs on its own goroutine.
-	syncInline = &waiter{sync: true}
-	// abandoned marks a RunSync task whose caller stopped waiting: if the
-	// task panics, nobody will see the panic but the queue's handler.
-	abandoned = &waiter{}
+type nodeKind uint8
+
+const (
+	outcome  nodeKind = iota // the task is done
+	doneChan                 // the channel of Done
+	waitChan                 // a Wait call's that also watches a context
+	pooled                   // a Wait call's, reused once woken
+	delayed                  // the reservation of a task that waits for its due time
 )
+
+// succeeded is the outcome of every task that returned nil.
+var succeeded = &node{kind: outcome}
+
+// waiters are the nodes of Wait calls that watch no context, reused, so that
+// such a wait allocates nothing; see BenchmarkRunAsyncWait.
+var waiters = sync.Pool{New: func() any { return &node{kind: pooled, park: newParker()} }}
 
 // closedChan is returned by Done for tasks done before anyone asked.
 var closedChan = func() chan struct{} {
@@ -48,7 +63,7 @@ var closedChan = func() chan struct{} {
 	return c
 }()
 
-// aborted is the err of a task that did not return: it panicked (p is not
+// aborted is the error of a task that did not return: it panicked (p is not
 // nil) or called runtime.Goexit. It keeps those apart from an error the task
 // returned, which might itself be a *PanicError from elsewhere.
 type aborted struct{ p *PanicError }
@@ -62,30 +77,59 @@ func (a aborted) unwrap() error {
 	return ErrGoexit
 }
 
+// IsDone reports, without blocking, whether the task is done: it returned,
+// panicked, was canceled, or was not accepted.
+func (h *Handle) IsDone() bool {
+	s := h.state.Load()
+	return s != nil && s.kind == outcome
+}
+
 // Done returns a channel that is closed when the task is done: it returned,
 // panicked, was canceled, or its queue was closed with CloseNow. When the
 // task's context is done before the task starts, the task is canceled and the
-// channel closed without waiting for the queue to reach the task.
+// channel closed without waiting for the queue to reach the task. Every call
+// returns the same channel.
 func (h *Handle) Done() <-chan struct{} {
+	var w *node
 	for {
-		switch w := h.wait.Load(); w {
-		case finished:
-			return closedChan
-		case nil:
-		default:
+		top := h.state.Load()
+		ch := closedChan
+		if top == nil || top.kind != outcome {
+			ch = doneChanOf(top)
+			// A walk that began before the task finished may have followed a
+			// pooled node into another handle's list: trust what it found only
+			// if the task is still pending, which means the list was intact.
+			if h.IsDone() {
+				ch = closedChan
+			}
+		}
+		if ch != nil {
+			if w != nil && w.stop != nil {
+				w.stop()
+			}
+			return ch
+		}
+		if w == nil {
+			w = &node{kind: doneChan, ch: make(chan struct{})}
+			if h.ctx.Done() != nil {
+				w.stop = context.AfterFunc(h.ctx, func() { h.q.cancel(h, h.ctx.Err()) })
+			}
+		}
+		w.next = top
+		if h.state.CompareAndSwap(top, w) {
 			return w.ch
-		}
-		w := &waiter{ch: make(chan struct{})}
-		if h.ctx.Done() != nil {
-			w.stop = context.AfterFunc(h.ctx, func() { h.q.cancel(h, h.ctx.Err()) })
-		}
-		if h.wait.CompareAndSwap(nil, w) {
-			return w.ch
-		}
-		if w.stop != nil {
-			w.stop() // the task finished meanwhile
 		}
 	}
+}
+
+// doneChanOf returns the channel of the Done node in the list from top, or nil.
+func doneChanOf(top *node) chan struct{} {
+	for n := top; n != nil; n = n.next {
+		if n.kind == doneChan {
+			return n.ch
+		}
+	}
+	return nil
 }
 
 // Err returns nil while the task is pending or running. Once it is done, Err
@@ -96,53 +140,111 @@ func (h *Handle) Done() <-chan struct{} {
 // was accepted; ErrQueueFull if it was not accepted because the queue was
 // full.
 func (h *Handle) Err() error {
-	if h.wait.Load() != finished {
+	s := h.state.Load()
+	if s == nil || s.kind != outcome {
 		return nil
 	}
-	if a, ok := h.err.(aborted); ok {
+	if a, ok := s.err.(aborted); ok {
 		return a.unwrap()
 	}
-	return h.err
+	return s.err
 }
 
 // Wait blocks until the task is done and returns Err, or until ctx is done and
-// returns ctx.Err(); the task then goes on.
+// returns ctx.Err(); the task then goes on. If the task's own context is done
+// before the task starts, the task is canceled at once. Waiting costs no
+// allocation.
 func (h *Handle) Wait(ctx context.Context) error {
-	if h.wait.Load() == finished {
+	if h.IsDone() {
 		return h.Err()
 	}
-	select {
-	case <-h.Done():
+	if ctx.Done() == nil && h.ctx.Done() == nil {
+		w := waiters.Get().(*node)
+		if h.push(w) {
+			w.park.wait()
+		}
+		// The finisher is done with w: it read w.next before waking it.
+		w.next = nil
+		waiters.Put(w)
 		return h.Err()
-	case <-ctx.Done():
-		return ctx.Err()
+	}
+	w := &node{kind: waitChan, ch: make(chan struct{}, 1)}
+	if !h.push(w) {
+		return h.Err()
+	}
+	taskDone := h.ctx.Done()
+	for {
+		select {
+		case <-w.ch:
+			return h.Err()
+		case <-taskDone:
+			taskDone = nil // cancel the task if it has not started; wait on
+			h.q.cancel(h, h.ctx.Err())
+		case <-ctx.Done():
+			return ctx.Err() // w stays in the list; its signal goes unread
+		}
+	}
+}
+
+// push adds w to the nodes waiting for the task, reporting false if the
+// task is done already.
+func (h *Handle) push(w *node) bool {
+	for {
+		top := h.state.Load()
+		if top != nil && top.kind == outcome {
+			return false
+		}
+		w.next = top
+		if h.state.CompareAndSwap(top, w) {
+			return true
+		}
 	}
 }
 
 // Cancel stops the task if it has not started, reporting whether it did; the
 // handle then completes with context.Canceled. A task that has started runs
 // to the end: Cancel does not interrupt it (cancel the task's context for
-// that). A canceled delayed task leaves its queue's timer.
+// that). A canceled delayed task leaves its queue's timer, and its room in a
+// bounded queue is free at once.
 func (h *Handle) Cancel() bool {
 	return h.q.cancel(h, context.Canceled)
 }
 
-// isDone reports whether the task is done.
-func (h *Handle) isDone() bool { return h.wait.Load() == finished }
+// reservation returns the room a delayed task holds, or nil. The task's
+// queue must be locked and the task still delayed, so that its list of nodes
+// cannot be taken by a finisher during the walk.
+func (h *Handle) reservation() *scheduler.Reservation {
+	for n := h.state.Load(); n != nil; n = n.next {
+		if n.kind == delayed {
+			return n.res
+		}
+	}
+	return nil
+}
 
-// finish completes the task with err and returns the waiter it replaced.
+// finish completes the task with err and signals those waiting for it.
 // Exactly one path finishes a task: the scheduler's lock (TryDequeue against
 // the worker's pop) and the queue's lock (for delayed tasks) decide which.
-func (h *Handle) finish(err error) *waiter {
-	h.err = err
-	w := h.wait.Swap(finished)
-	if w != nil && w.ch != nil {
-		if w.stop != nil {
-			w.stop()
-		}
-		close(w.ch)
+func (h *Handle) finish(err error) {
+	out := succeeded
+	if err != nil {
+		out = &node{kind: outcome, err: err}
 	}
-	return w
+	for n := h.state.Swap(out); n != nil; {
+		next := n.next // before the signal, after which a pooled node is reused
+		switch n.kind {
+		case doneChan:
+			if n.stop != nil {
+				n.stop()
+			}
+			close(n.ch)
+		case waitChan:
+			n.ch <- struct{}{}
+		case pooled:
+			n.park.wake()
+		}
+		n = next
+	}
 }
 
 // run calls f with the task's context and completes the task with the
@@ -167,9 +269,8 @@ func (h *Handle) run(f func(context.Context) error) {
 
 // abort completes a task that panicked with v, or that called
 // runtime.Goexit if v is nil. It runs in the deferred call that recovered v,
-// so the stack it records is the panic's. A panic goes to the queue's panic
-// handler unless a RunSync caller waits to re-panic with it; for a task with a
-// Handle, the handler runs before the handle completes.
+// so the stack it records is the panic's. The panic goes to the queue's
+// panic handler before the handle completes.
 func (h *Handle) abort(v any) {
 	if v == nil {
 		h.finish(aborted{})
@@ -177,29 +278,8 @@ func (h *Handle) abort(v any) {
 	}
 	p := scheduler.NewPanicError(v)
 	h.q.panicked.Add(1)
-	// A RunSync task's waiter is set before it starts and is never nil; it
-	// changes only to abandoned, when the caller leaves, or to finished,
-	// here, so whether the caller takes the panic is decided by the swap.
-	if w := h.wait.Load(); w == nil || (!w.sync && w != abandoned) {
-		h.q.onPanic(p)
-		h.finish(aborted{p})
-		return
-	}
-	if h.finish(aborted{p}) == abandoned {
-		h.q.onPanic(p)
-	}
-}
-
-// syncResult returns the outcome of a task run by RunSync, re-panicking with
-// its *PanicError or calling runtime.Goexit as the task did.
-func (h *Handle) syncResult() error {
-	if a, ok := h.err.(aborted); ok {
-		if a.p != nil {
-			panic(a.p)
-		}
-		runtime.Goexit()
-	}
-	return h.err
+	h.q.onPanic(p)
+	h.finish(aborted{p})
 }
 
 // runner is a task the queue runs: a scheduler.Task with a Handle.
@@ -208,7 +288,7 @@ type runner interface {
 	handle() *Handle
 }
 
-// errTask is an untyped task.
+// errTask is an untyped task: 48 bytes, a single allocation per RunAsync.
 type errTask struct {
 	Handle
 	fn func(context.Context) error
@@ -230,7 +310,7 @@ type Future[T any] struct {
 // task returned. If the task did not return (see Handle.Err), or ctx is done
 // first, Result returns the zero T and the error.
 func (f *Future[T]) Result(ctx context.Context) (T, error) {
-	if err := f.Wait(ctx); f.wait.Load() != finished {
+	if err := f.Wait(ctx); !f.IsDone() {
 		var zero T
 		return zero, err
 	}

@@ -34,6 +34,7 @@ type Queue struct {
 	dead    int           // entries of delayed whose task was canceled
 	timer   *time.Timer   // nil while delayed is empty
 	drained chan struct{} // made by Shutdown while delayed tasks remain; closed once none remain
+	waits   *syncCall     // the RunSync calls waiting for their turn, newest first (see Waits)
 
 	panicked atomic.Uint64
 	canceled atomic.Uint64
@@ -126,37 +127,6 @@ func (q *Queue) RunBarrier(ctx context.Context, f func(context.Context) error) *
 	return &t.Handle
 }
 
-// RunSync runs f on q and blocks until it returns, then returns its error.
-//
-// If q is idle, f runs on the calling goroutine, as libdispatch does, which
-// saves the hand-off to a worker; exclusivity and submission order hold all
-// the same, and it costs no allocation. If the calling goroutine is running a
-// task of q, f also runs on it, at once: the task waits for f, so f takes its
-// place, and RunSync from inside a serial queue's own task completes instead
-// of deadlocking (the rule of .NET's TryExecuteTaskInline). A goroutine that
-// such a task starts is not running the task: its RunSync waits its turn.
-//
-// If ctx is done before f starts, f does not run and RunSync returns
-// ctx.Err(); if ctx is done while f runs, RunSync returns ctx.Err() at once
-// and f runs on. RunSync returns ErrClosed if q is closed and ErrQueueFull as
-// RunAsync would. If f panics, RunSync panics in the caller with the
-// *PanicError, which holds the panic value and the stack of f; if f calls
-// runtime.Goexit, so does RunSync.
-//
-// RunSync is shorthand for the generic RunSync with a task that returns no
-// value.
-func (q *Queue) RunSync(ctx context.Context, f func(context.Context) error) error {
-	if f == nil {
-		nilFunc("RunSync")
-	}
-	if ctx.Err() == nil && q.s.TryAcquire() {
-		_, err := runOnCaller(ctx, q, func(ctx context.Context) (struct{}, error) { return struct{}{}, f(ctx) })
-		return err
-	}
-	t := &errTask{fn: f}
-	return q.runSync(ctx, &t.Handle, t)
-}
-
 // RunAfter is RunAsync for a task that starts no earlier than d from now. The
 // task holds no goroutine while it waits; on a serial queue delayed tasks start
 // in the order they come due, and in submission order when they come due
@@ -181,24 +151,6 @@ func RunAsync[T any](ctx context.Context, q *Queue, f func(context.Context) (T, 
 	t := &Future[T]{fn: f}
 	q.submit(ctx, &t.Handle, (*futureTask[T])(t))
 	return t
-}
-
-// RunSync runs f on q, blocks until it returns and returns its result. It is
-// the typed form of Queue.RunSync, which documents it.
-func RunSync[T any](ctx context.Context, q *Queue, f func(context.Context) (T, error)) (T, error) {
-	if f == nil {
-		nilFunc("RunSync")
-	}
-	if ctx.Err() == nil && q.s.TryAcquire() {
-		return runOnCaller(ctx, q, f)
-	}
-	t := &Future[T]{fn: f}
-	err := q.runSync(ctx, &t.Handle, (*futureTask[T])(t))
-	if err != nil && !(t.isDone() && t.err == err) {
-		var zero T
-		return zero, err // f did not return
-	}
-	return t.val, err
 }
 
 // RunAfter submits f to run on q no earlier than d from now and returns a
@@ -248,11 +200,15 @@ func (q *Queue) enqueue(ctx context.Context, t scheduler.Task) (scheduler.ID, er
 
 // reserve takes room in the scheduler for a task to be queued later, as
 // enqueue would wait for it.
-func (q *Queue) reserve(ctx context.Context) error {
+func (q *Queue) reserve(ctx context.Context) (*scheduler.Reservation, error) {
+	var r *scheduler.Reservation
+	var err error
 	if q.mayWait() {
-		return queueError(q.s.ReserveContext(ctx))
+		r, err = q.s.ReserveContext(ctx)
+	} else {
+		r, err = q.s.Reserve()
 	}
-	return queueError(q.s.Reserve())
+	return r, queueError(err)
 }
 
 // reject completes the handle of a task the queue did not accept.
@@ -280,13 +236,14 @@ func (q *Queue) cancel(h *Handle, err error) bool {
 		return q.dequeue(h, scheduler.ID(id), err)
 	}
 	defer q.mu.Unlock()
-	if h.isDone() {
+	if h.IsDone() {
 		return false // done, or never accepted
 	}
-	// h waits in the delayed heap; its entry is dropped lazily.
+	// h waits in the delayed heap: its room is given back now, and its
+	// entry is dropped lazily.
+	h.reservation().Cancel()
 	h.finish(err)
 	q.canceled.Add(1)
-	q.s.Unreserve()
 	q.dead++
 	if q.dead > q.delayed.len()/2 {
 		q.delayed.compact()
@@ -305,59 +262,4 @@ func (q *Queue) dequeue(h *Handle, id scheduler.ID, err error) bool {
 	q.canceled.Add(1)
 	h.finish(err)
 	return true
-}
-
-// runSync runs the task r, whose Handle is h, for RunSync.
-func (q *Queue) runSync(ctx context.Context, h *Handle, r runner) error {
-	h.ctx, h.q = ctx, q
-	if err := ctx.Err(); err != nil {
-		q.rejected.Add(1)
-		return err
-	}
-	if q.s.Holds() { // called from one of q's tasks: run f in its place
-		h.wait.Store(syncInline)
-		q.s.RunInline(r)
-		return h.syncResult()
-	}
-
-	w := &waiter{ch: make(chan struct{}), sync: true}
-	h.wait.Store(w)
-	id, err := q.enqueue(ctx, r)
-	if err != nil {
-		q.rejected.Add(1)
-		return err
-	}
-	h.id.Store(uint64(id))
-	select {
-	case <-w.ch:
-		return h.syncResult()
-	case <-ctx.Done():
-		if q.cancel(h, ctx.Err()) {
-			return ctx.Err()
-		}
-		if h.wait.CompareAndSwap(w, abandoned) {
-			return ctx.Err() // f runs on; a panic in it goes to the handler
-		}
-		return h.syncResult() // f finished meanwhile
-	}
-}
-
-// runOnCaller runs f for RunSync on the calling goroutine, in the slot the
-// caller took with TryAcquire. This is the path of RunSync on an idle queue,
-// kept apart from the Handle machinery for speed; see BenchmarkRunSync.
-func runOnCaller[T any](ctx context.Context, q *Queue, f func(context.Context) (T, error)) (v T, err error) {
-	normal := false
-	defer func() {
-		q.s.Release()
-		if !normal {
-			if p := recover(); p != nil {
-				q.panicked.Add(1)
-				panic(scheduler.NewPanicError(p)) // the stack is f's: we are still unwinding it
-			}
-			// runtime.Goexit goes on, as it would have for a plain call.
-		}
-	}()
-	v, err = f(ctx)
-	normal = true
-	return v, err
 }

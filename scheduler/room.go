@@ -1,0 +1,120 @@
+package scheduler
+
+import (
+	"context"
+	"sync/atomic"
+
+	"golang.org/x/sync/semaphore"
+)
+
+// room bounds the list of a Scheduler made WithMaxPending: a permit of sem
+// for each item queued, or reserved, and not started.
+//
+// Callers that wait for room wait in sem, which serves them in order; Close
+// wakes them through the semaphore's own cancellation, by canceling closed,
+// to which each waiter's context is tied. So room needs no lock or waiter
+// list of its own.
+type room struct {
+	sem    *semaphore.Weighted
+	closed context.Context // canceled, with cause ErrClosed, by Close
+	close  context.CancelCauseFunc
+}
+
+func newRoom(n int) *room {
+	r := &room{sem: semaphore.NewWeighted(int64(n))}
+	r.closed, r.close = context.WithCancelCause(context.Background())
+	return r
+}
+
+// wait takes a permit, waiting until ctx is done or the Scheduler is closed.
+func (r *room) wait(ctx context.Context) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	stop := context.AfterFunc(r.closed, func() { cancel(ErrClosed) })
+	defer stop()
+	if err := r.sem.Acquire(ctx, 1); err != nil {
+		if context.Cause(ctx) == ErrClosed {
+			return ErrClosed
+		}
+		return err
+	}
+	return nil
+}
+
+// release gives back n permits. A nil room, that of an unbounded Scheduler,
+// has none to give.
+func (r *room) release(n int) {
+	if r != nil && n > 0 {
+		r.sem.Release(int64(n))
+	}
+}
+
+// A Reservation is room for one item in a Scheduler's list, taken now for an
+// item that will be queued later, such as a delayed task: once taken, queuing
+// the item never blocks and never fails, even after Close. A Reservation must
+// be used exactly once, by Enqueue, or given back with Cancel.
+//
+// A Reservation is safe for use by multiple goroutines.
+type Reservation struct {
+	s    *Scheduler
+	used atomic.Bool
+}
+
+// Reserve takes room for one item, for a Scheduler made WithMaxPending; for
+// an unbounded Scheduler it only checks that it is open. It never blocks: it
+// returns ErrFull if the list is full and ErrClosed after Close.
+func (s *Scheduler) Reserve() (*Reservation, error) {
+	if s.room != nil && !s.room.sem.TryAcquire(1) {
+		if s.Closed() {
+			return nil, ErrClosed
+		}
+		return nil, ErrFull
+	}
+	return s.reservation()
+}
+
+// ReserveContext is Reserve that waits for room as EnqueueContext does.
+func (s *Scheduler) ReserveContext(ctx context.Context) (*Reservation, error) {
+	if s.room != nil && !s.room.sem.TryAcquire(1) {
+		if err := s.room.wait(ctx); err != nil {
+			return nil, err
+		}
+	}
+	return s.reservation()
+}
+
+// reservation returns a Reservation on the room just taken, or gives it back
+// and returns ErrClosed if s is closed.
+func (s *Scheduler) reservation() (*Reservation, error) {
+	if s.Closed() {
+		s.room.release(1)
+		return nil, ErrClosed
+	}
+	return &Reservation{s: s}, nil
+}
+
+// Enqueue adds t at the end of the list on the reserved room, and returns its
+// ID. It never blocks and never fails, even after Close: the item was
+// accepted when the room was taken. Enqueue panics if r was used or canceled.
+func (r *Reservation) Enqueue(t Task) ID {
+	t, isBarrier := unwrap("Reservation.Enqueue", t)
+	if r.used.Swap(true) {
+		panic("scheduler: Reservation.Enqueue of a reservation already used or canceled")
+	}
+	s := r.s
+	s.mu.Lock()
+	id := s.list.push(t, isBarrier)
+	s.spawnLocked()
+	s.mu.Unlock()
+	return id
+}
+
+// Cancel gives the room back, reporting whether it did: false if r was used
+// or canceled already, so that Cancel may be deferred.
+func (r *Reservation) Cancel() bool {
+	if r.used.Swap(true) {
+		return false
+	}
+	r.s.room.release(1)
+	return true
+}

@@ -1,0 +1,198 @@
+package taskqueue_test
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"testing"
+	"testing/synctest"
+
+	"github.com/taskqueue-go/taskqueue/taskqueue"
+)
+
+// TestRunSyncOnOwnConcurrentQueueKeepsTheBooks is a program that once
+// corrupted the scheduler's slot books: a task of a concurrent queue with a
+// free slot calls RunSync on its own queue. The inner call took a second slot
+// under the same goroutine, and freeing it freed the worker's own, so that
+// a slot stayed recorded under a goroutine that had exited, and Close from
+// a plain goroutine later panicked as if called from a task.
+func TestRunSyncOnOwnConcurrentQueueKeepsTheBooks(t *testing.T) {
+	ctx := context.Background()
+	q := taskqueue.NewConcurrent(2)
+	h := q.RunAsync(ctx, func(ctx context.Context) error {
+		return q.RunSync(ctx, func(context.Context) error { return nil })
+	})
+	if err := h.Wait(ctx); err != nil {
+		t.Fatalf("Wait = %v", err)
+	}
+	closed := make(chan any)
+	go func() {
+		defer func() { closed <- recover() }()
+		q.Close()
+	}()
+	if v := <-closed; v != nil {
+		t.Fatalf("Close from a plain goroutine panicked: %v", v)
+	}
+}
+
+// TestRunSyncInPlaceTakesNoSecondSlot checks, while the tasks run, that a
+// RunSync from a task runs on the task's own slot: the queue never counts
+// more tasks running than its limit, nor more slots than tasks.
+func TestRunSyncInPlaceTakesNoSecondSlot(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		q := taskqueue.NewConcurrent(3)
+		release := make(chan struct{})
+		inner := make(chan taskqueue.Stats, 2)
+		for range 2 {
+			q.RunAsync(ctx, func(ctx context.Context) error {
+				return q.RunSync(ctx, func(context.Context) error {
+					inner <- q.Stats()
+					<-release
+					return nil
+				})
+			})
+		}
+		synctest.Wait()
+		for range 2 {
+			if st := <-inner; st.Running > 4 {
+				t.Errorf("Running = %d inside two RunSync in place; want at most 4 (two tasks, each with its inner call)", st.Running)
+			}
+		}
+		if got := q.Slots(); got != 2 {
+			t.Errorf("slots held = %d with two tasks running RunSync in place; want 2", got)
+		}
+		close(release)
+		q.Close()
+	})
+}
+
+// TestCloseFromGoroutinesAfterManyTasks starts and ends many workers, whose
+// goroutines the runtime recycles, then closes from new goroutines: no new
+// goroutine may be taken for one that held a slot.
+func TestCloseFromGoroutinesAfterManyTasks(t *testing.T) {
+	ctx := context.Background()
+	for i := range 50 {
+		q := taskqueue.NewConcurrent(4)
+		for range 200 {
+			q.Go(func() {
+				q.RunSync(ctx, func(context.Context) error { runtime.Gosched(); return nil })
+			})
+		}
+		if err := q.Wait(ctx); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan any)
+		for range 4 {
+			go func() {
+				defer func() { done <- recover() }()
+				q.Close()
+			}()
+		}
+		for range 4 {
+			if v := <-done; v != nil {
+				t.Fatalf("round %d: Close from a new goroutine panicked: %v", i, v)
+			}
+		}
+	}
+}
+
+// TestWaitsShowsACycle builds the cross-queue deadlock the RunSync
+// documentation describes, with contexts that end it, and checks that Waits
+// shows each waiting goroutine holding the queue the other waits for.
+func TestWaitsShowsACycle(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		a, b := taskqueue.NewSerial(), taskqueue.NewSerial()
+		inA, inB := make(chan struct{}), make(chan struct{})
+		ha := a.RunAsync(ctx, func(ctx context.Context) error {
+			close(inA)
+			<-inB
+			return b.RunSync(ctx, func(context.Context) error { return nil })
+		})
+		hb := b.RunAsync(ctx, func(ctx context.Context) error {
+			close(inB)
+			<-inA
+			return a.RunSync(ctx, func(context.Context) error { return nil })
+		})
+		synctest.Wait()
+		ws := taskqueue.Waits(a, b)
+		if len(ws) != 2 {
+			t.Fatalf("Waits = %v; want two waits", ws)
+		}
+		for _, w := range ws {
+			other := a
+			if w.Queue == a {
+				other = b
+			}
+			if len(w.Holds) != 1 || w.Holds[0] != other {
+				t.Errorf("a wait for %s holds %v; want the other queue", name(a, b, w.Queue), w.Holds)
+			}
+		}
+		cancel()
+		for _, h := range []*taskqueue.Handle{ha, hb} {
+			if err := h.Wait(context.Background()); err != context.Canceled {
+				t.Errorf("task in the cycle ended with %v; want Canceled", err)
+			}
+		}
+		if ws := taskqueue.Waits(a, b); len(ws) != 0 {
+			t.Errorf("Waits after the cycle ended = %v; want none", ws)
+		}
+	})
+}
+
+func name(a, b, q *taskqueue.Queue) string {
+	switch q {
+	case a:
+		return "a"
+	case b:
+		return "b"
+	}
+	return fmt.Sprint(q)
+}
+
+// TestCanceledTasksBehindAStuckHeadFreeTheirMemory: a bounded queue whose
+// head does not move, and a million tasks submitted and canceled behind it.
+// Their entries once stayed in the list until the head moved, 16 bytes each
+// plus the tasks; now the heap must not grow with them.
+func TestCanceledTasksBehindAStuckHeadFreeTheirMemory(t *testing.T) {
+	n := 1_000_000
+	if testing.Short() {
+		n = 100_000
+	}
+	ctx := context.Background()
+	q := taskqueue.NewSerial(taskqueue.WithMaxQueued(4, taskqueue.FailWhenFull))
+	release := make(chan struct{})
+	started := make(chan struct{})
+	q.Go(func() { close(started); <-release }) // the running task, stuck
+	<-started
+	q.Go(func() {}) // the head of the list, stuck behind it
+	before := liveHeap()
+	for range n {
+		h := q.RunAsync(ctx, func(context.Context) error { return nil })
+		if !h.Cancel() {
+			t.Fatalf("Cancel of a queued task = false (%v)", h.Err())
+		}
+	}
+	grown := liveHeap() - before
+	close(release)
+	if err := q.Close(); err != nil {
+		t.Fatal(err)
+	}
+	perEntry := float64(grown) / float64(n)
+	t.Logf("the heap grew by %d bytes over %d canceled tasks behind a stuck head: %.3f B each", grown, n, perEntry)
+	if perEntry > 0.5 {
+		t.Errorf("the heap grew by %d bytes over %d canceled tasks behind a stuck head (%.2f B each); want it not to grow with them", grown, n, perEntry)
+	}
+	if st := q.Stats(); st.Canceled != uint64(n) {
+		t.Errorf("Canceled = %d; want %d", st.Canceled, n)
+	}
+}
+
+// liveHeap returns the bytes of live heap objects, after a collection.
+func liveHeap() int64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return int64(m.HeapAlloc)
+}
