@@ -10,19 +10,24 @@ import "github.com/taskqueue-go/taskqueue/internal/goid"
 //     for f, so the limit and, with a limit of one, exclusivity hold. This is
 //     the rule of .NET's TryExecuteTaskInline, which lets a task that waits for
 //     work of its own scheduler finish instead of deadlocking.
-//   - Otherwise, if nothing is queued, no barrier runs and a slot is free
-//     (and s is not closed), f takes a slot for its run, as libdispatch runs
-//     dispatch_sync on an idle queue.
+//   - Otherwise, if nothing is queued, no barrier runs, s is neither closed
+//     nor suspended and a slot is free (for a child, on each target above it
+//     too), f takes a slot for its run, as libdispatch runs dispatch_sync on
+//     an idle queue. A caller that holds a slot of a target of s, running an
+//     item of a sibling of s say, runs f on that slot.
 //
 // Otherwise TryRun does nothing and reports false. A panic in f, or
 // runtime.Goexit, goes on up to the caller of TryRun after the slot is given
-// back. A goroutine holds at most one slot of s: f runs on the slot the
-// caller holds, if it holds one.
+// back. A goroutine never holds two slots of one Scheduler: f runs on the
+// slot the caller holds, if it holds one.
 func (s *Scheduler) TryRun(f func()) bool {
 	if f == nil {
 		panic("scheduler: TryRun(nil)")
 	}
-	g := goid.Current()
+	return s.tryRun(goid.Current(), f)
+}
+
+func (s *Scheduler) tryRun(g uint64, f func()) bool {
 	s.mu.Lock()
 	if s.books.holds(g) {
 		s.nested++
@@ -31,7 +36,7 @@ func (s *Scheduler) TryRun(f func()) bool {
 		f()
 		return true
 	}
-	if s.closed || s.exclusive || s.active >= s.limit || s.list.live > 0 {
+	if s.exclusive || s.suspended || s.active >= s.limit || s.queuedLocked() > 0 || s.Closed() {
 		s.mu.Unlock()
 		return false
 	}
@@ -39,18 +44,36 @@ func (s *Scheduler) TryRun(f func()) bool {
 	s.running++
 	tok := s.books.take(g)
 	s.mu.Unlock()
-	defer s.release(tok, g)
-	f()
-	return true
+	if s.parent == nil {
+		defer s.release(tok, g, true)
+		f()
+		return true
+	}
+	// A child's slot is a turn on its target's: f runs as an item of the
+	// target, in the caller's place if the caller holds a slot there.
+	ran := false
+	ok := s.parent.tryRun(g, func() {
+		ran = true
+		defer s.release(tok, g, true)
+		f()
+	})
+	if !ok && !ran {
+		s.release(tok, g, false)
+	}
+	return ok
 }
 
-// release gives back the slot tok, which TryRun took for g, counting its item
-// as completed. Items queued meanwhile start on new workers.
-func (s *Scheduler) release(tok token, g uint64) {
+// release gives back the slot tok, which tryRun took for g, counting its
+// item as completed if it ran. Items queued meanwhile start on new slots.
+func (s *Scheduler) release(tok token, g uint64, ran bool) {
 	s.mu.Lock()
 	s.books.give(tok, g)
-	s.active-- // the slot is free before finishLocked starts new workers
-	s.finishLocked()
+	s.active-- // the slot is free before finishLocked starts new ones
+	if ran {
+		s.finishLocked(nil)
+	} else {
+		s.running--
+	}
 	s.spawnLocked()
 	s.idleLocked()
 	s.mu.Unlock()

@@ -37,7 +37,7 @@ func (l *List) Get(id ID) Task {
 }
 
 func (l *List) Remove(id ID) Task {
-	t, _ := l.l.remove(id)
+	t, _, _ := l.l.remove(id)
 	return t
 }
 
@@ -65,14 +65,14 @@ func (l *List) Segments() int { return len(l.l.segs) }
 func (s *Scheduler) Snapshot() (pending, active int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.list.live, s.active
+	return s.list.live - int(s.drainers), int(s.active)
 }
 
 // Active returns the number of slots in use: workers plus TryRun callers.
 func (s *Scheduler) Active() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.active
+	return int(s.active)
 }
 
 // Books checks the slot books of s and returns the goroutine IDs of the
@@ -92,7 +92,7 @@ func (s *Scheduler) Books() (holders []uint64, problem string) {
 		seen[r.g] = true
 		holders = append(holders, r.g)
 	}
-	if len(holders) > s.active {
+	if len(holders) > int(s.active) {
 		return nil, "more slot records in use than slots active"
 	}
 	if s.active > s.limit {

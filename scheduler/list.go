@@ -177,6 +177,12 @@ func (l *list) front() (t Task, barrier, ok bool) {
 	return seg.item(seg.head), seg.tags[seg.head]&barrierTag != 0, true
 }
 
+// frontID returns the ID of the oldest item; the list must not be empty.
+func (l *list) frontID() ID {
+	seg := l.segs[0]
+	return seg.base + ID(seg.head)
+}
+
 // pop removes the oldest item; the list must not be empty.
 func (l *list) pop() {
 	seg := l.segs[0]
@@ -201,15 +207,16 @@ func (l *list) find(id ID) (*segment, int32) {
 	return seg, i
 }
 
-// remove removes the item id and returns it, or returns false if id is not
-// queued. A segment emptied by the removal is freed at once, wherever it is,
-// so that removals cost no memory while the head stays put.
-func (l *list) remove(id ID) (Task, bool) {
+// remove removes the item id and returns it and whether it is a barrier, or
+// returns false if id is not queued. A segment emptied by the removal is
+// freed at once, wherever it is, so that removals cost no memory while the
+// head stays put.
+func (l *list) remove(id ID) (t Task, barrier, ok bool) {
 	seg, i := l.find(id)
 	if seg == nil {
-		return nil, false
+		return nil, false, false
 	}
-	t := seg.item(i)
+	t, barrier = seg.item(i), seg.tags[i]&barrierTag != 0
 	seg.data[i] = nil
 	seg.live--
 	l.live--
@@ -221,7 +228,7 @@ func (l *list) remove(id ID) (Task, bool) {
 		seg.free()
 	}
 	l.trim()
-	return t, true
+	return t, barrier, true
 }
 
 // trim drops the removed slots at the head, so that the head slot, when there

@@ -17,10 +17,13 @@ func (f optionFunc) apply(o *options) { f(o) }
 type options struct {
 	maxPending int               // 0: unbounded
 	onPanic    func(*PanicError) // never nil after buildOptions
+	target     *Scheduler        // nil: a root
+	priority   int32
+	quantum    int32
 }
 
 func buildOptions(opts []Option) options {
-	o := options{onPanic: logPanic}
+	o := options{onPanic: logPanic, quantum: defaultQuantum}
 	for _, opt := range opts {
 		opt.apply(&o)
 	}
@@ -56,4 +59,46 @@ func WithPanicHandler(h func(*PanicError)) Option {
 		panic("scheduler: WithPanicHandler(nil)")
 	}
 	return optionFunc(func(o *options) { o.onPanic = h })
+}
+
+// WithTarget makes the Scheduler a child of target: it runs its items on
+// target's slots, with no goroutine of its own, ever. Its own limit and FIFO
+// order hold, and target's limit bounds it together with target's other
+// items and children. Children may target children, making a tree; since a
+// target exists before its children, a tree has no cycle. Closing target
+// closes the subtree to new items (see Close). WithTarget panics if target
+// is nil.
+//
+// Each of the child's slots is a turn on a slot of target, which ends after
+// the child's quantum of items (see WithQuantum) if the child has more, so
+// that target's other items and children get their turn. A child keeps at
+// most one turn waiting in target's list, so that an item of a sibling waits
+// at most two quanta of a flooded child: the rest of the turn running, and
+// the turn waiting before it.
+func WithTarget(target *Scheduler) Option {
+	if target == nil {
+		panic("scheduler: WithTarget(nil)")
+	}
+	return optionFunc(func(o *options) { o.target = target })
+}
+
+// WithPriority sets the priority of a child on its target (see WithTarget):
+// the target starts the items of its children of the highest priority first,
+// its own items having priority 0, except that, while items of lower
+// priorities wait, every eighth start goes to the one of them that has waited
+// longest, so that none starves. Without this option a child has priority 0
+// and takes its turns in order with its target's own items.
+func WithPriority(p int) Option {
+	return optionFunc(func(o *options) { o.priority = int32(max(min(p, 1<<30), -(1 << 30))) })
+}
+
+// WithQuantum sets how many items a child runs on a turn of its target's
+// slot before it lets the target's other items and children go first: 16 by
+// default. A larger quantum costs fewer turns; a smaller one makes a
+// sibling wait less behind a flooded child. WithQuantum panics if n < 1.
+func WithQuantum(n int) Option {
+	if n < 1 {
+		panic(fmt.Sprintf("scheduler: WithQuantum(%d): quantum must be positive", n))
+	}
+	return optionFunc(func(o *options) { o.quantum = int32(min(n, maxLimit)) })
 }

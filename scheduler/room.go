@@ -84,13 +84,35 @@ func (s *Scheduler) ReserveContext(ctx context.Context) (*Reservation, error) {
 }
 
 // reservation returns a Reservation on the room just taken, or gives it back
-// and returns ErrClosed if s is closed.
+// and returns ErrClosed if s is closed. A reservation counts as work of s and
+// of each target above it until it is used or canceled, so that Wait waits
+// for it.
 func (s *Scheduler) reservation() (*Reservation, error) {
+	s.mu.Lock()
 	if s.Closed() {
+		s.mu.Unlock()
 		s.room.release(1)
 		return nil, ErrClosed
 	}
+	s.reserved++
+	s.mu.Unlock()
+	for a := s.parent; a != nil; a = a.parent {
+		a.mu.Lock()
+		a.reserved++
+		a.mu.Unlock()
+	}
 	return &Reservation{s: s}, nil
+}
+
+// unreserve ends a reservation of s, from s up, after its item was queued
+// (or not, if canceled), so that no Scheduler on the way looks idle between.
+func (s *Scheduler) unreserve() {
+	for a := s; a != nil; a = a.parent {
+		a.mu.Lock()
+		a.reserved--
+		a.idleLocked()
+		a.mu.Unlock()
+	}
 }
 
 // Enqueue adds t at the end of the list on the reserved room, and returns its
@@ -103,9 +125,9 @@ func (r *Reservation) Enqueue(t Task) ID {
 	}
 	s := r.s
 	s.mu.Lock()
-	id := s.list.push(t, isBarrier)
-	s.spawnLocked()
+	id := s.pushLocked(t, isBarrier)
 	s.mu.Unlock()
+	s.unreserve()
 	return id
 }
 
@@ -116,5 +138,6 @@ func (r *Reservation) Cancel() bool {
 		return false
 	}
 	r.s.room.release(1)
+	r.s.unreserve()
 	return true
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -19,43 +20,57 @@ var (
 	ErrFull = errors.New("scheduler: list full")
 )
 
-// A Scheduler runs queued items in FIFO order, at most Limit at a time, each
-// on a worker goroutine. It is the Go counterpart of .NET's
-// LimitedConcurrencyLevelTaskScheduler.
+// A Scheduler runs queued items in FIFO order, at most Limit at a time.
+// It is the Go counterpart of .NET's LimitedConcurrencyLevelTaskScheduler.
 //
-// Workers start on demand, while fewer than Limit run and items wait, and
-// exit once the list is empty (the last one after a brief spin, see Linger in
-// the package documentation): an idle Scheduler holds no goroutine and needs
-// no Close to be collected.
+// A root Scheduler runs its items on worker goroutines, which start on
+// demand, while fewer than Limit run and items wait, and exit once the list
+// is empty (the last one after a brief spin): an idle Scheduler holds no
+// goroutine and needs no Close to be collected. A Scheduler made WithTarget
+// has no goroutine of its own, ever: it runs its items on its target's slots
+// (see the package documentation, Trees).
 //
 // The zero Scheduler is not usable; call New. A Scheduler is safe for use by
 // multiple goroutines and must not be copied after first use. With a limit of
 // one, the return of each item's Run happens before the start of the next
 // item's Run.
 type Scheduler struct {
-	limit   int
 	onPanic func(*PanicError)
-	room    *room // nil unless WithMaxPending
+	room    *room      // nil unless WithMaxPending
+	parent  *Scheduler // the target whose slots s runs on; nil for a root
+	prio    int32      // the priority of s's drainers on its target
+	quantum int32      // the items a drainer of s runs before its siblings get a turn
+
+	closed atomic.Bool // set by Close, under mu; read by s's children without it
+	// spin is the state of the lingering worker (see lingerLocked):
+	// spinIdle, spinning, or claimed by a push, which counted it in active.
+	// It is written under mu and read without it by the spinning worker.
+	spin atomic.Int32
 
 	mu sync.Mutex // guards the fields below
 	// Every decision to start or stop a worker is taken under mu together
 	// with the look at the list it depends on. That is what rules out a lost
 	// wake-up: an item pushed while the last worker leaves either is seen by
 	// that worker, or sees the worker gone and starts a new one.
-	list      list
-	books     books  // who holds the slots
-	active    int    // slots held: by workers, and by TryRun callers; at most limit
-	running   int    // items running on a slot
-	nested    int    // items running in the place of their caller's item (TryRun from a holder)
-	exclusive bool   // a barrier is running: nothing else may start
-	closed    bool   //
-	completed uint64 // items whose Run has returned or panicked
+	list      list     // the items, and the drainers of children of priority 0
+	levels    []*level // the drainers of children of other priorities, highest first
+	barriers  []ID     // the barriers in list, oldest first
+	books     books    // who holds the slots
+	limit     int32    //
+	active    int32    // slots held: by workers or drainers, and by TryRun callers
+	running   int32    // items running on a slot
+	nested    int32    // items running in the place of their caller's item (TryRun from a holder)
+	reserved  int32    // reservations of s and its subtree not yet used or canceled
+	drainers  int32    // drainers in list
+	drainRun  int32    // drainers running
+	waiting   int32    // s's own drainers waiting in its target's list, at most one
+	streak    int32    // starts in a row from the highest level while a lower one waited
+	exclusive bool     // a barrier is running: nothing else may start
+	suspended bool     // Suspend: nothing new starts
+	suspends  int32    // Suspend calls not yet resumed
+	seq       uint64   // orders the drainers in levels
+	completed uint64   // items whose Run has returned or panicked
 	idle      chan struct{}
-
-	// spin is the state of the lingering worker (see linger): spinIdle,
-	// spinning, or claimed by a push, which counted it in active. It is
-	// written under mu and read without it by the spinning worker.
-	spin atomic.Int32
 }
 
 // New returns a Scheduler that runs at most limit items at once. A limit of
@@ -65,15 +80,22 @@ func New(limit int, opts ...Option) *Scheduler {
 		panic(fmt.Sprintf("scheduler: New(%d): limit must be positive", limit))
 	}
 	o := buildOptions(opts)
-	s := &Scheduler{limit: limit, onPanic: o.onPanic}
+	s := &Scheduler{onPanic: o.onPanic, parent: o.target, prio: o.priority, quantum: o.quantum, limit: int32(min(limit, maxLimit))}
 	if o.maxPending > 0 {
 		s.room = newRoom(o.maxPending)
 	}
 	return s
 }
 
+// maxLimit is the largest limit a Scheduler keeps; larger ones are cut to it.
+const maxLimit = 1 << 30
+
 // Limit returns the most items s runs at once.
-func (s *Scheduler) Limit() int { return s.limit }
+func (s *Scheduler) Limit() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return int(s.limit)
+}
 
 // Stats describes a Scheduler at one instant.
 type Stats struct {
@@ -82,11 +104,13 @@ type Stats struct {
 	Completed uint64 // items whose Run has returned or panicked
 }
 
-// Stats returns the state of s, read at one instant.
+// Stats returns the state of s, read at one instant. The items of s's
+// children are theirs: they count in their Stats, not in s's.
 func (s *Scheduler) Stats() Stats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return Stats{Pending: s.list.live, Running: s.running + s.nested, Completed: s.completed}
+	running := s.running + s.nested - s.drainRun
+	return Stats{Pending: s.list.live - int(s.drainers), Running: int(running), Completed: s.completed}
 }
 
 // Enqueue adds t at the end of the list and returns its ID. It never blocks:
@@ -122,15 +146,24 @@ func (s *Scheduler) EnqueueContext(ctx context.Context, t Task) (ID, error) {
 // push adds t, for which the caller holds room if s is bounded.
 func (s *Scheduler) push(t Task, isBarrier bool) (ID, error) {
 	s.mu.Lock()
-	if s.closed {
+	if s.Closed() {
 		s.mu.Unlock()
 		s.room.release(1)
 		return 0, ErrClosed
 	}
-	id := s.list.push(t, isBarrier)
-	s.spawnLocked()
+	id := s.pushLocked(t, isBarrier)
 	s.mu.Unlock()
 	return id, nil
+}
+
+// pushLocked queues t and starts what it needs.
+func (s *Scheduler) pushLocked(t Task, isBarrier bool) ID {
+	id := s.list.push(t, isBarrier)
+	if isBarrier {
+		s.barriers = append(s.barriers, id)
+	}
+	s.spawnLocked()
+	return id
 }
 
 // TryDequeue removes the queued item id before it starts, reporting whether
@@ -139,8 +172,11 @@ func (s *Scheduler) push(t Task, isBarrier bool) (ID, error) {
 // wait.
 func (s *Scheduler) TryDequeue(id ID) bool {
 	s.mu.Lock()
-	_, ok := s.list.remove(id)
+	_, isBarrier, ok := s.list.remove(id)
 	if ok {
+		if isBarrier {
+			s.barriers = slices.DeleteFunc(s.barriers, func(b ID) bool { return b == id })
+		}
 		s.spawnLocked() // a barrier that held the head back may be gone
 		s.idleLocked()
 	}
@@ -152,35 +188,49 @@ func (s *Scheduler) TryDequeue(id ID) bool {
 }
 
 // DequeueAll removes every queued item and returns them, oldest first, with
-// barrier marks removed. Items already running go on.
+// barrier marks removed. Items already running go on, and so does the work
+// of s's children, which is theirs.
 func (s *Scheduler) DequeueAll() []Task {
 	s.mu.Lock()
-	ts, _ := s.list.drain()
+	all, _ := s.list.drain()
+	s.barriers = s.barriers[:0]
+	var ts []Task
+	for _, t := range all {
+		if _, ok := t.(*drainer); ok {
+			s.list.push(t, false) // a child's turn, kept
+			continue
+		}
+		ts = append(ts, t)
+	}
 	s.idleLocked()
 	s.mu.Unlock()
 	s.room.release(len(ts))
 	return ts
 }
 
-// Close stops s from accepting items: Enqueue, EnqueueContext, Reserve and
-// ReserveContext return ErrClosed from then on, those waiting for room
-// included, and TryRun reports false except in the place of a running item.
-// Items already queued still run, and so do items queued on reservations
-// taken before Close. Close is idempotent.
+// Close stops s, and its subtree, from accepting items: Enqueue,
+// EnqueueContext, Reserve and ReserveContext return ErrClosed from then on,
+// those waiting for room included, and TryRun reports false except in the
+// place of a running item. Items already queued still run, and so do items
+// queued on reservations taken before Close. Close is idempotent.
 func (s *Scheduler) Close() {
 	s.mu.Lock()
-	s.closed = true
+	s.closed.Store(true)
 	s.mu.Unlock()
 	if s.room != nil {
 		s.room.close(ErrClosed)
 	}
 }
 
-// Closed reports whether Close has been called.
+// Closed reports whether s is closed: Close was called on s or on one of the
+// targets above it.
 func (s *Scheduler) Closed() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.closed
+	for a := s; a != nil; a = a.parent {
+		if a.closed.Load() {
+			return true
+		}
+	}
+	return false
 }
 
 // Holds reports whether the calling goroutine is running an item of s: as a
@@ -194,10 +244,10 @@ func (s *Scheduler) Holds() bool {
 	return s.books.holds(g)
 }
 
-// Wait blocks until nothing is queued or running, or until ctx is done, in
-// which case it returns ctx.Err(). Items queued while Wait waits are waited
-// for too. Wait panics if called from an item of s, which would wait for
-// itself.
+// Wait blocks until nothing is queued, reserved or running in s and its
+// subtree, or until ctx is done, in which case it returns ctx.Err(). Items
+// queued while Wait waits are waited for too. Wait panics if called from an
+// item of s, which would wait for itself.
 func (s *Scheduler) Wait(ctx context.Context) error {
 	g := goid.Current()
 	s.mu.Lock()
@@ -223,7 +273,7 @@ func (s *Scheduler) Wait(ctx context.Context) error {
 }
 
 func (s *Scheduler) isIdleLocked() bool {
-	return s.list.live == 0 && s.running == 0 && s.nested == 0
+	return s.queuedLocked() == 0 && s.running == 0 && s.nested == 0 && s.reserved == 0
 }
 
 // idleLocked wakes Wait if s is idle, and frees what an idle s keeps for

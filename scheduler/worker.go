@@ -23,17 +23,17 @@ const (
 // runs.
 const lingerSpins = 64
 
-// spawnLocked starts the workers the list needs: one for each item that may
-// start now and that no worker will take, within the limit. Workers between
-// two items count as takers, since each is about to take one.
+// spawnLocked starts the slots the queued items need: one for each item that
+// may start now and that no slot holder will take, within the limit. Holders
+// between two items count as takers, since each is about to take one. A
+// root starts a worker goroutine for a slot (or wakes the lingering one); a
+// child queues a drainer on its target.
 func (s *Scheduler) spawnLocked() {
-	if s.active >= s.limit {
+	if s.active >= s.limit || s.exclusive || s.suspended {
 		return
 	}
-	want := s.list.live
-	if s.exclusive {
-		want = 0
-	} else if _, isBarrier, _ := s.list.front(); isBarrier {
+	want := int32(min(s.queuedLocked(), maxLimit))
+	if s.levels == nil && len(s.barriers) > 0 && s.list.frontID() == s.barriers[0] {
 		want = 0
 		if s.running == 0 {
 			want = 1 // the barrier may start; it runs alone
@@ -41,18 +41,28 @@ func (s *Scheduler) spawnLocked() {
 	}
 	want -= s.active - s.running
 	for ; want > 0 && s.active < s.limit; want-- {
-		s.active++
-		if s.spin.Load() == spinning {
-			s.spin.Store(spinClaimed) // the lingering worker takes this slot
-			continue
+		if s.parent != nil && s.waiting > 0 {
+			// A child keeps at most one turn waiting in its target's list,
+			// so that its siblings wait behind one quantum of it, not one
+			// per slot; the turn starts more as it starts.
+			return
 		}
-		go s.work()
+		s.active++
+		switch {
+		case s.parent != nil:
+			s.waiting++
+			s.parent.pushDrainer(s)
+		case s.spin.Load() == spinning:
+			s.spin.Store(spinClaimed) // the lingering worker takes this slot
+		default:
+			go s.work()
+		}
 	}
 }
 
-// work is the body of a worker goroutine. It holds one slot, runs items until
-// the list has none it may start, lingers briefly, then gives the slot back
-// and returns.
+// work is the body of a worker goroutine of a root Scheduler. It holds one
+// slot, runs items until none may start, lingers briefly, then gives the
+// slot back and returns.
 func (s *Scheduler) work() {
 	g := goid.Current()
 	s.mu.Lock()
@@ -70,17 +80,29 @@ func (s *Scheduler) work() {
 			continue
 		}
 		s.mu.Unlock()
-		s.room.release(1)
 		s.run(t, tok, g)
 		s.mu.Lock()
-		s.finishLocked()
+		s.finishLocked(t)
 	}
 }
 
-// takeLocked pops the next item that may start now and counts it as running.
+// takeLocked takes the next item that may start now, counts it as running
+// and gives back its room.
 func (s *Scheduler) takeLocked() (Task, bool) {
-	if s.exclusive {
-		return nil, false
+	if s.exclusive || s.suspended || s.active > s.limit {
+		return nil, false // after SetLimit lowered the limit, slots above it go
+	}
+	from := -1
+	if s.levels != nil {
+		var ok bool
+		if from, ok = s.pickLocked(); !ok {
+			return nil, false
+		}
+	}
+	if from >= 0 {
+		s.running++
+		s.drainRun++
+		return (*drainer)(s.levels[from].pop().c), true
 	}
 	t, isBarrier, ok := s.list.front()
 	if !ok {
@@ -91,19 +113,31 @@ func (s *Scheduler) takeLocked() (Task, bool) {
 			return nil, false // the last item to finish will start the barrier
 		}
 		s.exclusive = true
+		s.barriers = s.barriers[1:]
 	}
 	s.list.pop()
 	s.running++
+	if _, ok := t.(*drainer); ok {
+		s.drainers--
+		s.drainRun++
+	} else {
+		s.room.release(1)
+	}
 	return t, true
 }
 
-// finishLocked records the end of an item that ran on a slot.
-func (s *Scheduler) finishLocked() {
+// finishLocked records the end of t, an item that ran on a slot (nil for
+// the function of a TryRun).
+func (s *Scheduler) finishLocked(t Task) {
 	s.running--
-	s.completed++
+	if _, ok := t.(*drainer); ok {
+		s.drainRun--
+	} else {
+		s.completed++
+	}
 	if s.exclusive {
 		// The barrier is done: the items behind it may start, and the
-		// workers that left while it waited must be replaced.
+		// slots that left while it waited must be replaced.
 		s.exclusive = false
 		s.spawnLocked()
 	}
@@ -114,7 +148,7 @@ func (s *Scheduler) finishLocked() {
 // returns with s.mu held, reporting whether a push claimed the worker, in
 // which case the push has counted it in active and it goes on as a worker.
 func (s *Scheduler) lingerLocked() bool {
-	if s.active > 0 || s.spin.Load() != spinIdle || s.closed {
+	if s.active > 0 || s.spin.Load() != spinIdle || s.closed.Load() {
 		s.idleLocked()
 		return false
 	}
@@ -150,7 +184,7 @@ func (s *Scheduler) run(t Task, tok token, g uint64) {
 		s.mu.Lock()
 		s.books.give(tok, g)
 		s.active--
-		s.finishLocked()
+		s.finishLocked(t)
 		s.spawnLocked()
 		s.idleLocked()
 		s.mu.Unlock()

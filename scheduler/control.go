@@ -1,0 +1,41 @@
+package scheduler
+
+import "fmt"
+
+// Suspend stops s from starting items until Resume: the items running go on
+// to their end, and items are still accepted and queued. Suspending a child
+// suspends its subtree, whose items run on its slots. Suspend and Resume
+// nest: s starts items again once each Suspend has had its Resume.
+func (s *Scheduler) Suspend() {
+	s.mu.Lock()
+	s.suspends++
+	s.suspended = true
+	s.mu.Unlock()
+}
+
+// Resume undoes a Suspend. Resume panics if s is not suspended.
+func (s *Scheduler) Resume() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.suspends == 0 {
+		panic("scheduler: Resume of a scheduler that is not suspended")
+	}
+	s.suspends--
+	if s.suspends == 0 {
+		s.suspended = false
+		s.spawnLocked()
+	}
+}
+
+// SetLimit changes how many items s runs at once. Raising it starts waiting
+// items at once; lowering it lets the running items finish, after which no
+// more than n run. SetLimit panics if n < 1.
+func (s *Scheduler) SetLimit(n int) {
+	if n < 1 {
+		panic(fmt.Sprintf("scheduler: SetLimit(%d): limit must be positive", n))
+	}
+	s.mu.Lock()
+	s.limit = int32(min(n, maxLimit))
+	s.spawnLocked()
+	s.mu.Unlock()
+}
