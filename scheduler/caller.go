@@ -36,7 +36,7 @@ func (s *Scheduler) tryRun(g uint64, f func()) bool {
 		f()
 		return true
 	}
-	if s.exclusive || s.suspended || s.active >= s.limit || s.queuedLocked() > 0 || s.Closed() {
+	if s.exclusive || s.suspended || s.active+s.lent >= s.limit || s.queuedLocked() > 0 || s.Closed() {
 		s.mu.Unlock()
 		return false
 	}
@@ -68,7 +68,7 @@ func (s *Scheduler) tryRun(g uint64, f func()) bool {
 func (s *Scheduler) release(tok token, g uint64, ran bool) {
 	s.mu.Lock()
 	s.books.give(tok, g)
-	s.active-- // the slot is free before finishLocked starts new ones
+	s.freeSlotLocked() // before finishLocked starts new slots
 	if ran {
 		s.finishLocked(nil)
 	} else {
@@ -76,7 +76,7 @@ func (s *Scheduler) release(tok token, g uint64, ran bool) {
 	}
 	s.spawnLocked()
 	s.idleLocked()
-	s.mu.Unlock()
+	s.unlock()
 }
 
 func (s *Scheduler) endNested() {
@@ -84,5 +84,5 @@ func (s *Scheduler) endNested() {
 	s.nested--
 	s.completed++
 	s.idleLocked()
-	s.mu.Unlock()
+	s.unlock()
 }

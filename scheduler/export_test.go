@@ -65,7 +65,7 @@ func (l *List) Segments() int { return len(l.l.segs) }
 func (s *Scheduler) Snapshot() (pending, active int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.list.live - int(s.drainers), int(s.active)
+	return s.list.live, int(s.active)
 }
 
 // Active returns the number of slots in use: workers plus TryRun callers.
@@ -92,7 +92,7 @@ func (s *Scheduler) Books() (holders []uint64, problem string) {
 		seen[r.g] = true
 		holders = append(holders, r.g)
 	}
-	if len(holders) > int(s.active) {
+	if len(holders) > int(s.active+s.lent) {
 		return nil, "more slot records in use than slots active"
 	}
 	if s.active > s.limit {

@@ -1,13 +1,13 @@
 package scheduler
 
-// Priorities. A child Scheduler made WithPriority(p), p not 0, queues its
-// drainers (its turns on its target's slots, see target.go) in a level of its
-// target kept for priority p; the target's own items and the drainers of
-// children of priority 0 share its list, the level of priority 0. A target
-// starts the oldest item of its highest non-empty level, except that, while
-// items of lower levels wait, every shareEvery-th start goes to the one of
-// them that has waited longest: the highest priority is served first, and
-// the lowest is never starved.
+// Priorities. A child Scheduler made WithPriority(p) queues its drainers
+// (its turns on its target's slots, see target.go) in its target's level for
+// priority p; the target's own items, in its list, have priority 0. A
+// target starts the oldest item of its highest priority, except that, while
+// items of lower priorities wait, every shareEvery-th start goes to the one
+// of them that has waited longest: the highest priority is served first, and
+// the lowest is never starved. Between the list and the turns of priority 0,
+// the oldest goes first.
 //
 // While a barrier is queued, the items queued before it start (by the same
 // rule), then it starts alone once they have finished, then the others: a
@@ -17,7 +17,7 @@ package scheduler
 // higher one is busy.
 const shareEvery = 8
 
-// A level is a FIFO of the drainers of one priority other than 0.
+// A level is a FIFO of the drainers of one priority.
 type level struct {
 	prio  int32
 	items []levelItem // FIFO from head
@@ -33,6 +33,9 @@ type levelItem struct {
 	seq  uint64
 }
 
+// maxIdleLevel is the most turns an emptied level keeps room for.
+const maxIdleLevel = 256
+
 func (lv *level) len() int { return len(lv.items) - lv.head }
 
 func (lv *level) push(it levelItem) { lv.items = append(lv.items, it) }
@@ -43,6 +46,9 @@ func (lv *level) pop() levelItem {
 	lv.head++
 	if lv.head == len(lv.items) {
 		lv.items, lv.head = lv.items[:0], 0
+		if cap(lv.items) > maxIdleLevel {
+			lv.items = nil // a burst's peak is not kept
+		}
 	}
 	return it
 }
@@ -66,8 +72,11 @@ func (s *Scheduler) levelFor(prio int32) *level {
 }
 
 // queuedLocked returns the number of items waiting in s's list and levels.
-func (s *Scheduler) queuedLocked() int {
-	n := s.list.live
+func (s *Scheduler) queuedLocked() int { return s.list.live + s.turnsLocked() }
+
+// turnsLocked returns the number of children's turns waiting in s's levels.
+func (s *Scheduler) turnsLocked() int {
+	n := 0
 	for _, lv := range s.levels {
 		n += lv.len()
 	}
@@ -98,7 +107,9 @@ type candidate struct {
 func (s *Scheduler) pickLocked() (int, bool) {
 	var cands [8]candidate
 	cs := cands[:0]
-	if s.list.live > 0 {
+	// s's own items run only on slots not lent (see Await); the caller's
+	// slot is counted in active.
+	if s.list.live > 0 && s.active+s.lent <= s.limit {
 		cs = append(cs, candidate{-1, 0, age{s.list.frontID(), ^uint64(0)}})
 	}
 	for i, lv := range s.levels {
@@ -130,7 +141,7 @@ func (s *Scheduler) pickLocked() (int, bool) {
 	}
 	high := cs[0]
 	for _, c := range cs[1:] {
-		if c.prio > high.prio {
+		if c.prio > high.prio || (c.prio == high.prio && c.age.before(high.age)) {
 			high = c
 		}
 	}

@@ -18,6 +18,7 @@ type options struct {
 	maxPending int               // 0: unbounded
 	onPanic    func(*PanicError) // never nil after buildOptions
 	target     *Scheduler        // nil: a root
+	onIdle     func()
 	priority   int32
 	quantum    int32
 }
@@ -101,4 +102,18 @@ func WithQuantum(n int) Option {
 		panic(fmt.Sprintf("scheduler: WithQuantum(%d): quantum must be positive", n))
 	}
 	return optionFunc(func(o *options) { o.quantum = int32(min(n, maxLimit)) })
+}
+
+// WithIdleFunc sets a function that the Scheduler calls, with no lock held,
+// after an operation leaves it idle: nothing queued, reserved or running in
+// it and its subtree. It may be called more than once while the Scheduler
+// stays idle, and concurrently with new items, which it must check for
+// itself (a pool of schedulers by key drops one found idle under its own
+// lock). It runs on the goroutine that left the Scheduler idle, and must not
+// block.
+func WithIdleFunc(f func()) Option {
+	if f == nil {
+		panic("scheduler: WithIdleFunc(nil)")
+	}
+	return optionFunc(func(o *options) { o.onIdle = f })
 }

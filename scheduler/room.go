@@ -111,7 +111,7 @@ func (s *Scheduler) unreserve() {
 		a.mu.Lock()
 		a.reserved--
 		a.idleLocked()
-		a.mu.Unlock()
+		a.unlock()
 	}
 }
 

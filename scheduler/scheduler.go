@@ -36,6 +36,7 @@ var (
 // item's Run.
 type Scheduler struct {
 	onPanic func(*PanicError)
+	onIdle  func()     // WithIdleFunc; nil if none
 	room    *room      // nil unless WithMaxPending
 	parent  *Scheduler // the target whose slots s runs on; nil for a root
 	prio    int32      // the priority of s's drainers on its target
@@ -52,24 +53,26 @@ type Scheduler struct {
 	// with the look at the list it depends on. That is what rules out a lost
 	// wake-up: an item pushed while the last worker leaves either is seen by
 	// that worker, or sees the worker gone and starts a new one.
-	list      list     // the items, and the drainers of children of priority 0
-	levels    []*level // the drainers of children of other priorities, highest first
-	barriers  []ID     // the barriers in list, oldest first
-	books     books    // who holds the slots
-	limit     int32    //
-	active    int32    // slots held: by workers or drainers, and by TryRun callers
-	running   int32    // items running on a slot
-	nested    int32    // items running in the place of their caller's item (TryRun from a holder)
-	reserved  int32    // reservations of s and its subtree not yet used or canceled
-	drainers  int32    // drainers in list
-	drainRun  int32    // drainers running
-	waiting   int32    // s's own drainers waiting in its target's list, at most one
-	streak    int32    // starts in a row from the highest level while a lower one waited
-	exclusive bool     // a barrier is running: nothing else may start
-	suspended bool     // Suspend: nothing new starts
-	suspends  int32    // Suspend calls not yet resumed
-	seq       uint64   // orders the drainers in levels
-	completed uint64   // items whose Run has returned or panicked
+	list      list            // s's own items, in order
+	levels    []*level        // the drainers of s's children (their turns), by priority, highest first
+	barriers  []ID            // the barriers in list, oldest first
+	books     books           // who holds the slots
+	limit     int32           //
+	active    int32           // slots held: by workers or drainers, and by TryRun callers
+	running   int32           // items running on a slot
+	nested    int32           // items running in the place of their caller's item (TryRun from a holder)
+	reserved  int32           // reservations of s and its subtree not yet used or canceled
+	drainRun  int32           // drainers running
+	waiting   int32           // s's own drainers waiting in its target's list, at most one
+	lent      int32           // slots lent by waiting items (see Await), not counted in active
+	returners []chan struct{} // goroutines waiting to reclaim a lent slot, oldest first
+	streak    int32           // starts in a row from the highest level while a lower one waited
+	exclusive bool            // a barrier is running: nothing else may start
+	notify    bool            // s went idle: unlock calls onIdle
+	suspended bool            // Suspend: nothing new starts
+	suspends  int32           // Suspend calls not yet resumed
+	seq       uint64          // orders the drainers in levels
+	completed uint64          // items whose Run has returned or panicked
 	idle      chan struct{}
 }
 
@@ -80,7 +83,7 @@ func New(limit int, opts ...Option) *Scheduler {
 		panic(fmt.Sprintf("scheduler: New(%d): limit must be positive", limit))
 	}
 	o := buildOptions(opts)
-	s := &Scheduler{onPanic: o.onPanic, parent: o.target, prio: o.priority, quantum: o.quantum, limit: int32(min(limit, maxLimit))}
+	s := &Scheduler{onPanic: o.onPanic, onIdle: o.onIdle, parent: o.target, prio: o.priority, quantum: o.quantum, limit: int32(min(limit, maxLimit))}
 	if o.maxPending > 0 {
 		s.room = newRoom(o.maxPending)
 	}
@@ -110,7 +113,7 @@ func (s *Scheduler) Stats() Stats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	running := s.running + s.nested - s.drainRun
-	return Stats{Pending: s.list.live - int(s.drainers), Running: int(running), Completed: s.completed}
+	return Stats{Pending: s.list.live, Running: int(running), Completed: s.completed}
 }
 
 // Enqueue adds t at the end of the list and returns its ID. It never blocks:
@@ -180,7 +183,7 @@ func (s *Scheduler) TryDequeue(id ID) bool {
 		s.spawnLocked() // a barrier that held the head back may be gone
 		s.idleLocked()
 	}
-	s.mu.Unlock()
+	s.unlock()
 	if ok {
 		s.room.release(1)
 	}
@@ -192,18 +195,10 @@ func (s *Scheduler) TryDequeue(id ID) bool {
 // of s's children, which is theirs.
 func (s *Scheduler) DequeueAll() []Task {
 	s.mu.Lock()
-	all, _ := s.list.drain()
+	ts, _ := s.list.drain()
 	s.barriers = s.barriers[:0]
-	var ts []Task
-	for _, t := range all {
-		if _, ok := t.(*drainer); ok {
-			s.list.push(t, false) // a child's turn, kept
-			continue
-		}
-		ts = append(ts, t)
-	}
 	s.idleLocked()
-	s.mu.Unlock()
+	s.unlock()
 	s.room.release(len(ts))
 	return ts
 }
@@ -276,12 +271,14 @@ func (s *Scheduler) isIdleLocked() bool {
 	return s.queuedLocked() == 0 && s.running == 0 && s.nested == 0 && s.reserved == 0
 }
 
-// idleLocked wakes Wait if s is idle, and frees what an idle s keeps for
-// the next items once no worker is left to use it.
+// idleLocked wakes Wait if s is idle, has unlock call the idle function, and
+// frees what an idle s keeps for the next items once no worker is left to use
+// it.
 func (s *Scheduler) idleLocked() {
 	if !s.isIdleLocked() {
 		return
 	}
+	s.notify = s.onIdle != nil
 	if s.idle != nil {
 		close(s.idle)
 		s.idle = nil
@@ -289,6 +286,17 @@ func (s *Scheduler) idleLocked() {
 	if s.active == 0 && s.spin.Load() == spinIdle {
 		s.list.shrink()
 		s.books.shrink()
+	}
+}
+
+// unlock releases s.mu, then calls the idle function (see WithIdleFunc) if
+// s went idle while it was held.
+func (s *Scheduler) unlock() {
+	notify := s.notify
+	s.notify = false
+	s.mu.Unlock()
+	if notify {
+		s.onIdle()
 	}
 }
 

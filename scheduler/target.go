@@ -29,13 +29,8 @@ const defaultQuantum = 16
 // closed or bounded: it carries work that c has accepted.
 func (s *Scheduler) pushDrainer(c *Scheduler) {
 	s.mu.Lock()
-	if c.prio == 0 {
-		s.list.push((*drainer)(c), false)
-		s.drainers++
-	} else {
-		s.seq++
-		s.levelFor(c.prio).push(levelItem{c: c, mark: s.list.next, seq: s.seq})
-	}
+	s.seq++
+	s.levelFor(c.prio).push(levelItem{c: c, mark: s.list.next, seq: s.seq})
 	s.spawnLocked()
 	s.mu.Unlock()
 }
@@ -55,7 +50,7 @@ func (s *Scheduler) drain() {
 			// waits there already.
 			s.books.give(tok, g)
 			if s.waiting > 0 {
-				s.active--
+				s.freeSlotLocked()
 			} else {
 				s.waiting++
 				s.parent.pushDrainer(s)
@@ -66,15 +61,20 @@ func (s *Scheduler) drain() {
 		t, ok := s.takeLocked()
 		if !ok {
 			s.books.give(tok, g)
-			s.active--
+			s.freeSlotLocked()
 			s.idleLocked()
-			s.mu.Unlock()
+			s.unlock()
 			return
 		}
 		s.mu.Unlock()
 		s.run(t, tok, g)
 		s.mu.Lock()
 		s.finishLocked(t)
+		if s.grantLocked() { // a waiting item takes this slot back first
+			s.books.give(tok, g)
+			s.mu.Unlock()
+			return
+		}
 	}
 }
 

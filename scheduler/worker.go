@@ -29,10 +29,17 @@ const lingerSpins = 64
 // root starts a worker goroutine for a slot (or wakes the lingering one); a
 // child queues a drainer on its target.
 func (s *Scheduler) spawnLocked() {
+	for s.active < s.limit && s.grantLocked() {
+		s.active++ // a waiting item takes back its lent slot first
+	}
 	if s.active >= s.limit || s.exclusive || s.suspended {
 		return
 	}
-	want := int32(min(s.queuedLocked(), maxLimit))
+	want := int32(min(s.turnsLocked(), maxLimit))
+	if s.active+s.lent < s.limit {
+		// s's own items may start only on slots not lent (see Await).
+		want += int32(min(s.list.live, maxLimit))
+	}
 	if s.levels == nil && len(s.barriers) > 0 && s.list.frontID() == s.barriers[0] {
 		want = 0
 		if s.running == 0 {
@@ -71,9 +78,13 @@ func (s *Scheduler) work() {
 		t, ok := s.takeLocked()
 		if !ok {
 			s.books.give(tok, g)
+			if s.grantLocked() {
+				s.mu.Unlock()
+				return
+			}
 			s.active--
 			if !s.lingerLocked() {
-				s.mu.Unlock()
+				s.unlock()
 				return
 			}
 			tok = s.books.take(g) // claimed: a push counted this worker in active
@@ -83,6 +94,11 @@ func (s *Scheduler) work() {
 		s.run(t, tok, g)
 		s.mu.Lock()
 		s.finishLocked(t)
+		if s.grantLocked() { // a waiting item takes this slot back first
+			s.books.give(tok, g)
+			s.mu.Unlock()
+			return
+		}
 	}
 }
 
@@ -91,6 +107,9 @@ func (s *Scheduler) work() {
 func (s *Scheduler) takeLocked() (Task, bool) {
 	if s.exclusive || s.suspended || s.active > s.limit {
 		return nil, false // after SetLimit lowered the limit, slots above it go
+	}
+	if s.levels == nil && s.active+s.lent > s.limit {
+		return nil, false // own items run only on slots not lent
 	}
 	from := -1
 	if s.levels != nil {
@@ -117,12 +136,7 @@ func (s *Scheduler) takeLocked() (Task, bool) {
 	}
 	s.list.pop()
 	s.running++
-	if _, ok := t.(*drainer); ok {
-		s.drainers--
-		s.drainRun++
-	} else {
-		s.room.release(1)
-	}
+	s.room.release(1)
 	return t, true
 }
 
@@ -154,7 +168,8 @@ func (s *Scheduler) lingerLocked() bool {
 	}
 	s.spin.Store(spinning)
 	s.idleLocked() // wakes Wait; keeps the list's segment for the next item
-	s.mu.Unlock()
+	s.unlock()
+	// The worker holds no slot and no lock: the Scheduler is idle.
 	for i := 0; i < lingerSpins && s.spin.Load() == spinning; i++ {
 		runtime.Gosched()
 	}
@@ -183,11 +198,11 @@ func (s *Scheduler) run(t Task, tok token, g uint64) {
 		}
 		s.mu.Lock()
 		s.books.give(tok, g)
-		s.active--
+		s.freeSlotLocked()
 		s.finishLocked(t)
 		s.spawnLocked()
 		s.idleLocked()
-		s.mu.Unlock()
+		s.unlock()
 	}()
 	t.Run()
 	normal = true

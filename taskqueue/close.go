@@ -58,22 +58,10 @@ func (q *Queue) Shutdown(ctx context.Context) error {
 	}
 	q.mu.Lock()
 	q.closed = true
-	var drained <-chan struct{}
-	if q.delayed.len() > 0 {
-		if q.drained == nil {
-			q.drained = make(chan struct{})
-		}
-		drained = q.drained
-	}
 	q.mu.Unlock()
 	q.s.Close()
-	if drained != nil {
-		select {
-		case <-drained:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
+	// The delayed tasks hold reservations in the scheduler, which counts
+	// them as work to wait for until they come due and run.
 	return q.s.Wait(ctx)
 }
 
@@ -95,7 +83,7 @@ func (q *Queue) CloseNow() int {
 		}
 	}
 	q.dead = 0
-	q.armLocked(time.Now()) // stops the timer, wakes Shutdown
+	q.armLocked(time.Now()) // stops the timer
 	q.mu.Unlock()
 	q.s.Close()
 	for _, t := range q.s.DequeueAll() {

@@ -27,6 +27,17 @@ var kinds = []queueKind{
 	{"serial", taskqueue.NewSerial, true},
 	{"concurrent=1", func(opts ...taskqueue.Option) *taskqueue.Queue { return taskqueue.NewConcurrent(1, opts...) }, true},
 	{"concurrent=4", func(opts ...taskqueue.Option) *taskqueue.Queue { return taskqueue.NewConcurrent(4, opts...) }, false},
+	// Children run on a target's slots: every contract holds for them too.
+	{"child/serial", func(opts ...taskqueue.Option) *taskqueue.Queue {
+		return taskqueue.NewSerial(append(opts, taskqueue.WithTarget(taskqueue.NewConcurrent(4)))...)
+	}, true},
+	{"child/concurrent=4", func(opts ...taskqueue.Option) *taskqueue.Queue {
+		return taskqueue.NewConcurrent(4, append(opts, taskqueue.WithTarget(taskqueue.NewConcurrent(8)))...)
+	}, false},
+	{"grandchild/serial", func(opts ...taskqueue.Option) *taskqueue.Queue {
+		child := taskqueue.NewConcurrent(2, taskqueue.WithTarget(taskqueue.NewConcurrent(4)))
+		return taskqueue.NewSerial(append(opts, taskqueue.WithTarget(child), taskqueue.WithQuantum(1))...)
+	}, true},
 }
 
 // forEachKind runs test once per queue kind, each in its own synctest bubble.

@@ -75,10 +75,6 @@ func (q *Queue) armLocked(now time.Time) {
 			q.timer.Stop()
 			q.timer = nil // a queue used in one synctest bubble keeps no timer for the next
 		}
-		if q.drained != nil {
-			close(q.drained)
-			q.drained = nil
-		}
 		return
 	}
 	wait := q.delayed.top().due.Sub(now)

@@ -153,11 +153,21 @@ func (h *Handle) Err() error {
 // Wait blocks until the task is done and returns Err, or until ctx is done and
 // returns ctx.Err(); the task then goes on. If the task's own context is done
 // before the task starts, the task is canceled at once. Waiting costs no
-// allocation.
+// allocation. A task that waits for a task of a queue of its own tree lends
+// its slots of their shared targets while it waits (see WithTarget), so that
+// waiting tasks cannot hold every slot the awaited task needs.
 func (h *Handle) Wait(ctx context.Context) error {
 	if h.IsDone() {
 		return h.Err()
 	}
+	var err error
+	// A task that waits for a queue of its own tree lends its slots of the
+	// targets above that queue meanwhile; see scheduler.Scheduler.Await.
+	h.q.s.Await(func() { err = h.wait(ctx) })
+	return err
+}
+
+func (h *Handle) wait(ctx context.Context) error {
 	if ctx.Done() == nil && h.ctx.Done() == nil {
 		w := waiters.Get().(*node)
 		if h.push(w) {

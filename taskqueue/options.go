@@ -19,10 +19,14 @@ type options struct {
 	onPanic   func(*PanicError) // never nil after buildOptions
 	maxQueued int               // 0: unbounded
 	whenFull  FullPolicy
+	target    *Queue // nil: a root queue
+	priority  int
+	quantum   int
+	onIdle    func() // for the lanes of a Keyed
 }
 
 func buildOptions(opts []Option) options {
-	o := options{onPanic: logPanic}
+	o := options{onPanic: logPanic, quantum: 16}
 	for _, opt := range opts {
 		opt.apply(&o)
 	}
@@ -76,4 +80,50 @@ func WithMaxQueued(n int, whenFull FullPolicy) Option {
 		panic(fmt.Sprintf("taskqueue: WithMaxQueued: unknown FullPolicy %d", whenFull))
 	}
 	return optionFunc(func(o *options) { o.maxQueued, o.whenFull = n, whenFull })
+}
+
+// WithTarget makes the queue a child of target: it runs its tasks on
+// target's slots, and has no goroutine of its own, ever. The child's own
+// limit and order hold (a serial child runs one task at a time, in order), and
+// target's limit bounds the child, its siblings and target's own tasks
+// together. A child of a child makes a tree; a tree has no cycle, since a
+// target exists before its children. Everything that works on a queue works
+// on a child the same way, RunSync in place included: a task of a child runs
+// RunSync on its target, or on an idle sibling, in its own place.
+//
+// A child takes turns on target's slots: after its quantum of tasks (see
+// WithQuantum), if it has more, it lets target's other tasks and children go
+// first, so that a task of a sibling waits at most two quanta behind a
+// flooded child. Closing target closes its subtree to new tasks; the tasks
+// already accepted there still run, and Shutdown of target waits for them.
+// Target must not be nil.
+//
+// A child costs a few hundred bytes and no goroutine while idle; for one
+// queue per key that exists only while the key has work, see Keyed.
+func WithTarget(target *Queue) Option {
+	if target == nil {
+		panic("taskqueue: WithTarget(nil)")
+	}
+	return optionFunc(func(o *options) { o.target = target })
+}
+
+// WithPriority sets the priority of a child queue on its target (see
+// WithTarget): the target starts the tasks of its children of the highest
+// priority first, its own tasks having priority 0, except that, while tasks of
+// lower priorities wait, every eighth start goes to the one of them that has
+// waited longest, so that none starves. A game gives the loading of visible
+// assets a higher priority than that of distant ones. Without this option a
+// child has priority 0. It has no effect on a queue without a target.
+func WithPriority(p int) Option {
+	return optionFunc(func(o *options) { o.priority = p })
+}
+
+// WithQuantum sets how many tasks a child queue runs on a turn of its
+// target's slot before it lets its siblings go first: 16 by default. It has
+// no effect on a queue without a target. WithQuantum panics if n < 1.
+func WithQuantum(n int) Option {
+	if n < 1 {
+		panic(fmt.Sprintf("taskqueue: WithQuantum(%d): quantum must be positive", n))
+	}
+	return optionFunc(func(o *options) { o.quantum = n })
 }

@@ -25,16 +25,16 @@ type Queue struct {
 	bounded   bool // made WithMaxQueued
 	failFull  bool // FailWhenFull: never wait for room
 	isDefault bool // DefaultSerial or DefaultConcurrent, which cannot be closed
+	serial    bool // made by NewSerial: its limit stays 1
 
 	mu     sync.Mutex // guards the fields below
 	closed bool       // set by Shutdown and CloseNow
 	// The delayed tasks wait in a heap under a single timer, armed for the
 	// earliest; a delayed task holds no goroutine while it waits.
 	delayed delayHeap
-	dead    int           // entries of delayed whose task was canceled
-	timer   *time.Timer   // nil while delayed is empty
-	drained chan struct{} // made by Shutdown while delayed tasks remain; closed once none remain
-	waits   *syncCall     // the RunSync calls waiting for their turn, newest first (see Waits)
+	dead    int         // entries of delayed whose task was canceled
+	timer   *time.Timer // nil while delayed is empty
+	waits   *syncCall   // the RunSync calls waiting for their turn, newest first (see Waits)
 
 	panicked atomic.Uint64
 	canceled atomic.Uint64
@@ -45,7 +45,9 @@ type Queue struct {
 // NewSerial returns a queue that runs one task at a time, in the order they
 // were submitted.
 func NewSerial(opts ...Option) *Queue {
-	return newQueue(1, opts)
+	q := newQueue(1, opts)
+	q.serial = true
+	return q
 }
 
 // NewConcurrent returns a queue that runs up to n tasks at once, starting them
@@ -63,6 +65,13 @@ func newQueue(limit int, opts []Option) *Queue {
 	sopts := []scheduler.Option{scheduler.WithPanicHandler(q.goPanicked)}
 	if q.bounded {
 		sopts = append(sopts, scheduler.WithMaxPending(o.maxQueued))
+	}
+	if o.target != nil {
+		sopts = append(sopts, scheduler.WithTarget(o.target.s),
+			scheduler.WithPriority(o.priority), scheduler.WithQuantum(o.quantum))
+	}
+	if o.onIdle != nil {
+		sopts = append(sopts, scheduler.WithIdleFunc(o.onIdle))
 	}
 	q.s = scheduler.New(limit, sopts...)
 	return q

@@ -154,28 +154,35 @@ func (q *Queue) wait(ctx context.Context, f func(context.Context) error) error {
 		return err
 	}
 	q.addWait(c)
-	if ctx.Done() == nil {
-		c.park.wait() // nothing can end the wait but the call's end
-		q.removeWait(c)
-		return c.result()
-	}
-	select {
-	case <-c.done:
-	case <-ctx.Done():
-		q.removeWait(c)
-		if q.s.TryDequeue(id) {
-			q.canceled.Add(1)
-			c.recycle()
-			return ctx.Err()
+	done := true
+	// While it waits, the caller lends its slots of the targets above q:
+	// a task of a tree that waits for a queue of the same tree must not hold
+	// the slots that queue needs.
+	q.s.Await(func() {
+		if ctx.Done() == nil {
+			c.park.wait() // nothing can end the wait but the call's end
+			return
 		}
-		if c.state.CompareAndSwap(callPending, callAbandoned) ||
-			c.state.CompareAndSwap(callRunning, callAbandoned) {
-			return ctx.Err() // c stays with the worker; it is not reused
+		select {
+		case <-c.done:
+		case <-ctx.Done():
+			done = false
 		}
-		<-c.done // f finished meanwhile
-		return c.result()
-	}
+	})
 	q.removeWait(c)
+	if done {
+		return c.result()
+	}
+	if q.s.TryDequeue(id) {
+		q.canceled.Add(1)
+		c.recycle()
+		return ctx.Err()
+	}
+	if c.state.CompareAndSwap(callPending, callAbandoned) ||
+		c.state.CompareAndSwap(callRunning, callAbandoned) {
+		return ctx.Err() // c stays with the worker; it is not reused
+	}
+	<-c.done // f finished meanwhile
 	return c.result()
 }
 

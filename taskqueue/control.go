@@ -1,0 +1,39 @@
+package taskqueue
+
+import "fmt"
+
+// Suspend stops q from starting tasks until Resume: the running tasks go on
+// to their end, and submissions are still accepted (libdispatch's
+// dispatch_suspend, workerpool's Pause). Suspending a child queue holds back
+// its subtree only. Suspend and Resume nest: q starts tasks again once each
+// Suspend has had its Resume. A RunSync on a suspended queue waits, unless it
+// comes from one of q's running tasks, which it runs in place of.
+func (q *Queue) Suspend() { q.s.Suspend() }
+
+// Resume undoes a Suspend. Resume panics if q is not suspended.
+func (q *Queue) Resume() { q.s.Resume() }
+
+// SetLimit changes how many tasks a concurrent queue runs at once (pond's
+// Resize, errgroup's SetLimit): raising it starts waiting tasks at once;
+// lowering it lets the running tasks finish, after which no more than n
+// run. SetLimit panics if n < 1, and on a queue made by NewSerial, whose
+// tasks rely on running one at a time.
+func (q *Queue) SetLimit(n int) {
+	if q.serial {
+		panic(fmt.Sprintf("taskqueue: SetLimit(%d) on a serial queue", n))
+	}
+	if n < 1 {
+		panic(fmt.Sprintf("taskqueue: SetLimit(%d): limit must be positive", n))
+	}
+	q.s.SetLimit(n)
+}
+
+// Closed reports whether q is closed: Close, Shutdown or CloseNow was called
+// on it or on a target above it.
+func (q *Queue) Closed() bool { return q.s.Closed() }
+
+// idle reports whether q has no task queued or running.
+func (q *Queue) idle() bool {
+	st := q.s.Stats()
+	return st.Pending == 0 && st.Running == 0
+}

@@ -1,0 +1,182 @@
+package taskqueue_test
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+
+	"github.com/taskqueue-go/taskqueue/taskqueue"
+)
+
+// TestKeyedOrderAndParallelism: the tasks of one key run one at a time in
+// order; different keys run at once, up to the target's limit.
+func TestKeyedOrderAndParallelism(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		target := taskqueue.NewConcurrent(3)
+		k := taskqueue.NewKeyed[string](target)
+		gate := make(chan struct{})
+		var now, peak atomic.Int32
+		seen := map[string][]int{}
+		var mu sync.Mutex
+		for i := range 30 {
+			key := fmt.Sprint("key", i%5)
+			k.Go(key, func() {
+				n := now.Add(1)
+				for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
+				}
+				<-gate
+				mu.Lock()
+				seen[key] = append(seen[key], i)
+				mu.Unlock()
+				now.Add(-1)
+			})
+		}
+		synctest.Wait()
+		if n := now.Load(); n != 3 {
+			t.Errorf("%d tasks run at once for 5 keys on a target of limit 3; want 3", n)
+		}
+		if n := k.Lanes(); n != 5 {
+			t.Errorf("Lanes() = %d with 5 keys at work; want 5", n)
+		}
+		close(gate)
+		if err := k.RunSync(ctx, "key0", func(context.Context) error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if err := target.Close(); err != nil {
+			t.Fatal(err)
+		}
+		for key, got := range seen {
+			for j := 1; j < len(got); j++ {
+				if got[j] < got[j-1] {
+					t.Errorf("%s ran %v: out of order", key, got)
+					break
+				}
+			}
+		}
+		if p := peak.Load(); p > 3 {
+			t.Errorf("%d tasks ran at once; the target's limit is 3", p)
+		}
+		if n := k.Lanes(); n != 0 {
+			t.Errorf("Lanes() = %d once every key is idle; want 0", n)
+		}
+		if err := k.Go("late", func() {}); err != taskqueue.ErrClosed {
+			t.Errorf("Go on a Keyed of a closed target = %v; want ErrClosed", err)
+		}
+	})
+}
+
+// TestKeyedRunSyncFromOwnKey: a task of a key that calls RunSync on its own
+// key runs the inner function in its place; on another key, it waits.
+func TestKeyedRunSyncFromOwnKey(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		k := taskqueue.NewKeyed[int](taskqueue.NewConcurrent(2))
+		var got []string
+		err := k.RunAsync(ctx, 1, func(ctx context.Context) error {
+			got = append(got, "outer")
+			if err := k.RunSync(ctx, 1, func(context.Context) error { got = append(got, "own key"); return nil }); err != nil {
+				return err
+			}
+			return k.RunSync(ctx, 2, func(context.Context) error { got = append(got, "other key"); return nil })
+		}).Wait(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(got) != "[outer own key other key]" {
+			t.Errorf("ran %v", got)
+		}
+	})
+}
+
+// TestKeyedMemoryFollowsKeysWithWork: a million keys, each used once, leave
+// no lane behind.
+func TestKeyedMemoryFollowsKeysWithWork(t *testing.T) {
+	n := 1_000_000
+	if testing.Short() {
+		n = 100_000
+	}
+	target := taskqueue.NewConcurrent(runtime.GOMAXPROCS(0))
+	k := taskqueue.NewKeyed[int](target)
+	before := liveHeap()
+	var ran atomic.Int64
+	for key := range n {
+		k.Go(key, func() { ran.Add(1) })
+	}
+	if err := target.Close(); err != nil {
+		t.Fatal(err)
+	}
+	grown := liveHeap() - before
+	if ran.Load() != int64(n) {
+		t.Errorf("%d tasks ran; want %d", ran.Load(), n)
+	}
+	if l := k.Lanes(); l != 0 {
+		t.Errorf("%d lanes left once idle; want 0", l)
+	}
+	t.Logf("after %d keys, each used once, the heap grew by %d bytes (%.2f B per key)", n, grown, float64(grown)/float64(n))
+	if per := float64(grown) / float64(n); per > 1 {
+		t.Errorf("the heap grew by %.2f B per key ever seen; want it to follow the keys with work (none)", per)
+	}
+}
+
+// TestKeyedHammer submits from many goroutines to a few hundred keys at
+// random, with cancels, and checks that each key's tasks ran in order,
+// exactly once or canceled, and that no lane is left.
+func TestKeyedHammer(t *testing.T) {
+	total := 200_000
+	if testing.Short() {
+		total = 20_000
+	}
+	ctx := context.Background()
+	target := taskqueue.NewConcurrent(4)
+	k := taskqueue.NewKeyed[int](target, taskqueue.WithQuantum(3))
+	const submitters, keys = 8, 300
+	last := make([]atomic.Int64, keys*submitters) // per key and submitter: the last sequence number run
+	var bad, done atomic.Int64
+	var wg sync.WaitGroup
+	for sub := range submitters {
+		wg.Go(func() {
+			for i := range total / submitters {
+				key := (i*7 + sub*13) % keys
+				slot := &last[key*submitters+sub]
+				seq := int64(i + 1)
+				task := func(context.Context) error {
+					if prev := slot.Swap(seq); prev >= seq {
+						bad.Add(1) // out of order, or twice
+					}
+					done.Add(1)
+					return nil
+				}
+				switch i % 4 {
+				case 0:
+					k.Go(key, func() { task(ctx) })
+				case 1:
+					if h := k.RunAsync(ctx, key, task); i%8 == 1 && h.Cancel() {
+						done.Add(1)
+					}
+				case 2:
+					k.RunSync(ctx, key, task)
+				default:
+					k.RunAsync(ctx, key, task)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if err := target.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := bad.Load(); n > 0 {
+		t.Errorf("%d tasks ran out of order or twice", n)
+	}
+	if got, want := done.Load(), int64(total/submitters*submitters); got != want {
+		t.Errorf("%d tasks ran or were canceled; want %d", got, want)
+	}
+	if l := k.Lanes(); l != 0 {
+		t.Errorf("%d lanes left; want 0", l)
+	}
+}
