@@ -3,7 +3,36 @@ package taskqueue
 import (
 	"context"
 	"time"
+
+	"github.com/taskqueue-go/taskqueue/scheduler"
 )
+
+// RunAfter is RunAsync for a task that starts no earlier than d from now. The
+// task holds no goroutine while it waits; on a serial queue delayed tasks start
+// in the order they come due, and in submission order when they come due
+// together. Its context is watched while it waits: if the context is done, or
+// the handle canceled, the task leaves the queue's timer at once. With d <= 0,
+// RunAfter is RunAsync.
+func (q *Queue) RunAfter(ctx context.Context, d time.Duration, f func(context.Context) error) *Handle {
+	if f == nil {
+		nilFunc("RunAfter")
+	}
+	t := &errTask{fn: f}
+	q.submitAfter(ctx, d, &t.Handle, t)
+	return &t.Handle
+}
+
+// RunAfter submits f to run on q no earlier than d from now and returns a
+// Future for its result. It is the typed form of Queue.RunAfter, which
+// documents it.
+func RunAfter[T any](ctx context.Context, q *Queue, d time.Duration, f func(context.Context) (T, error)) *Future[T] {
+	if f == nil {
+		nilFunc("RunAfter")
+	}
+	t := &Future[T]{fn: f}
+	q.submitAfter(ctx, d, &t.Handle, (*futureTask[T])(t))
+	return t
+}
 
 // submitAfter holds the task r, whose Handle is h, in the delayed heap until d
 // has passed.
@@ -83,4 +112,68 @@ func (q *Queue) armLocked(now time.Time) {
 	} else {
 		q.timer.Reset(wait)
 	}
+}
+
+// reserve takes room in the scheduler for a task to be queued later, as
+// enqueue would wait for it.
+func (q *Queue) reserve(ctx context.Context) (*scheduler.Reservation, error) {
+	var r *scheduler.Reservation
+	var err error
+	if q.mayWait() {
+		r, err = q.s.ReserveContext(ctx)
+	} else {
+		r, err = q.s.Reserve()
+	}
+	return r, queueError(err)
+}
+
+// cancelDelayed completes h with err if its task waits in the delayed heap,
+// reporting whether it did.
+func (q *Queue) cancelDelayed(h *Handle, err error) bool {
+	q.mu.Lock()
+	if id := h.id.Load(); id != 0 { // it came due meanwhile
+		q.mu.Unlock()
+		return q.dequeue(h, scheduler.ID(id), err)
+	}
+	defer q.mu.Unlock()
+	if h.IsDone() {
+		return false // done, or never accepted
+	}
+	// Its room is given back now, and its entry is dropped lazily.
+	h.reservation().Cancel()
+	h.finish(err)
+	q.canceled.Add(1)
+	q.dead++
+	if q.dead > q.delayed.len()/2 {
+		q.delayed.compact()
+		q.dead = 0
+	}
+	q.armLocked(time.Now())
+	return true
+}
+
+// closeDelayed completes every delayed task with ErrClosed, for CloseNow,
+// and returns how many it completed.
+func (q *Queue) closeDelayed() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.closed = true
+	n := 0
+	for _, d := range q.delayed.drain() {
+		if h := d.r.handle(); !h.IsDone() {
+			d.res.Cancel()
+			h.finish(ErrClosed)
+			n++
+		}
+	}
+	q.dead = 0
+	q.armLocked(time.Now()) // stops the timer
+	return n
+}
+
+// delayedCount returns the number of delayed tasks waiting.
+func (q *Queue) delayedCount() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.delayed.len() - q.dead
 }

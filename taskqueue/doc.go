@@ -1,10 +1,12 @@
 // Package taskqueue runs work on serial and concurrent task queues.
 //
-// A [Queue] runs its tasks on a [scheduler.Scheduler]: [NewSerial] makes a
-// queue that runs one task at a time in submission order, [NewConcurrent] one
-// that runs up to n at once. [DefaultSerial] and [DefaultConcurrent] are
-// process-wide queues created on first use. Queues need no goroutine while
-// idle and no Close to be collected.
+// Start with [Queue]: [NewSerial] makes a queue that runs one task at a time,
+// in submission order, [NewConcurrent] one that runs up to n at once.
+// queue.go holds the queue and its submissions, handle.go what a caller
+// holds of a task, runsync.go the synchronous path, delay.go delayed tasks,
+// and shutdown.go the ways to stop. A [Queue] runs its tasks on a
+// [scheduler.Scheduler]. Queues need no goroutine while idle and no Close to
+// be collected.
 //
 // # Submitting work
 //
@@ -27,7 +29,19 @@
 // it, and RunSync from the task's goroutine runs the inner function at once,
 // in the task's place, where libdispatch would crash and other Go pools
 // deadlock. RunSync on an idle queue runs on the caller too, which saves the
-// hand-off to a worker.
+// hand-off to a worker. Two tasks of two queues that wait for each other with
+// RunSync hang as two mutexes taken in opposite orders do; [Waits] shows them.
+//
+// # Trees and keyed lanes
+//
+// A queue made [WithTarget] runs its tasks on another queue's slots, with no
+// goroutine of its own: its limit and order hold, the target's limit bounds
+// it and its siblings together, and the siblings take turns fairly, by a
+// quantum of tasks ([WithQuantum]) and by priority ([WithPriority]). A
+// [Keyed] runs tasks in serial lanes by key on a target, each lane living
+// only while its key has work: one serial queue per player or document, at
+// the cost of a few bytes. [Queue.Suspend], [Queue.Resume] and
+// [Queue.SetLimit] control a queue as it runs.
 //
 // # Panics
 //

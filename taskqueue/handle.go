@@ -220,6 +220,15 @@ func (h *Handle) Cancel() bool {
 	return h.q.cancel(h, context.Canceled)
 }
 
+// cancel completes h with err if its task has not started, reporting whether
+// it did: a queued task leaves the scheduler, a delayed one the heap.
+func (q *Queue) cancel(h *Handle, err error) bool {
+	if id := h.id.Load(); id != 0 {
+		return q.dequeue(h, scheduler.ID(id), err)
+	}
+	return q.cancelDelayed(h, err)
+}
+
 // reservation returns the room a delayed task holds, or nil. The task's
 // queue must be locked and the task still delayed, so that its list of nodes
 // cannot be taken by a finisher during the walk.

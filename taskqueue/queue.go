@@ -136,21 +136,6 @@ func (q *Queue) RunBarrier(ctx context.Context, f func(context.Context) error) *
 	return &t.Handle
 }
 
-// RunAfter is RunAsync for a task that starts no earlier than d from now. The
-// task holds no goroutine while it waits; on a serial queue delayed tasks start
-// in the order they come due, and in submission order when they come due
-// together. Its context is watched while it waits: if the context is done, or
-// the handle canceled, the task leaves the queue's timer at once. With d <= 0,
-// RunAfter is RunAsync.
-func (q *Queue) RunAfter(ctx context.Context, d time.Duration, f func(context.Context) error) *Handle {
-	if f == nil {
-		nilFunc("RunAfter")
-	}
-	t := &errTask{fn: f}
-	q.submitAfter(ctx, d, &t.Handle, t)
-	return &t.Handle
-}
-
 // RunAsync submits f to run on q and returns a Future for its result. It is
 // the typed form of Queue.RunAsync, which documents it.
 func RunAsync[T any](ctx context.Context, q *Queue, f func(context.Context) (T, error)) *Future[T] {
@@ -159,18 +144,6 @@ func RunAsync[T any](ctx context.Context, q *Queue, f func(context.Context) (T, 
 	}
 	t := &Future[T]{fn: f}
 	q.submit(ctx, &t.Handle, (*futureTask[T])(t))
-	return t
-}
-
-// RunAfter submits f to run on q no earlier than d from now and returns a
-// Future for its result. It is the typed form of Queue.RunAfter, which
-// documents it.
-func RunAfter[T any](ctx context.Context, q *Queue, d time.Duration, f func(context.Context) (T, error)) *Future[T] {
-	if f == nil {
-		nilFunc("RunAfter")
-	}
-	t := &Future[T]{fn: f}
-	q.submitAfter(ctx, d, &t.Handle, (*futureTask[T])(t))
 	return t
 }
 
@@ -207,19 +180,6 @@ func (q *Queue) enqueue(ctx context.Context, t scheduler.Task) (scheduler.ID, er
 	return id, queueError(err)
 }
 
-// reserve takes room in the scheduler for a task to be queued later, as
-// enqueue would wait for it.
-func (q *Queue) reserve(ctx context.Context) (*scheduler.Reservation, error) {
-	var r *scheduler.Reservation
-	var err error
-	if q.mayWait() {
-		r, err = q.s.ReserveContext(ctx)
-	} else {
-		r, err = q.s.Reserve()
-	}
-	return r, queueError(err)
-}
-
 // reject completes the handle of a task the queue did not accept.
 func (q *Queue) reject(h *Handle, err error) {
 	q.rejected.Add(1)
@@ -231,35 +191,6 @@ func (q *Queue) reject(h *Handle, err error) {
 // tasks, which could otherwise wait for themselves.
 func (q *Queue) mayWait() bool {
 	return q.bounded && !q.failFull && !q.s.Holds()
-}
-
-// cancel completes h with err if its task has not started, reporting whether
-// it did.
-func (q *Queue) cancel(h *Handle, err error) bool {
-	if id := h.id.Load(); id != 0 {
-		return q.dequeue(h, scheduler.ID(id), err)
-	}
-	q.mu.Lock()
-	if id := h.id.Load(); id != 0 { // it came due meanwhile
-		q.mu.Unlock()
-		return q.dequeue(h, scheduler.ID(id), err)
-	}
-	defer q.mu.Unlock()
-	if h.IsDone() {
-		return false // done, or never accepted
-	}
-	// h waits in the delayed heap: its room is given back now, and its
-	// entry is dropped lazily.
-	h.reservation().Cancel()
-	h.finish(err)
-	q.canceled.Add(1)
-	q.dead++
-	if q.dead > q.delayed.len()/2 {
-		q.delayed.compact()
-		q.dead = 0
-	}
-	q.armLocked(time.Now())
-	return true
 }
 
 // dequeue takes the queued task id, whose handle is h, out of the scheduler

@@ -2,39 +2,7 @@ package taskqueue
 
 import (
 	"context"
-	"time"
 )
-
-// Stats describes the state of a queue and what it has done.
-type Stats struct {
-	Queued    int    // tasks waiting for their turn
-	Delayed   int    // tasks waiting for their due time
-	Running   int    // tasks running now
-	Completed uint64 // tasks that ran to the end, returning or panicking
-	Panicked  uint64 // tasks that panicked (counted in Completed too)
-	Canceled  uint64 // tasks that were accepted and never ran
-	Rejected  uint64 // submissions refused: queue closed or full, or context done
-}
-
-// Stats returns the state of q. Its fields are read one after the other, not
-// at one instant: while tasks run they may disagree by the tasks in flight,
-// and they add up exactly once q is idle.
-func (q *Queue) Stats() Stats {
-	q.mu.Lock()
-	delayed := q.delayed.len() - q.dead
-	q.mu.Unlock()
-	skipped := q.skipped.Load() // before Completed, which counts the skipped tasks
-	s := q.s.Stats()
-	return Stats{
-		Queued:    s.Pending,
-		Delayed:   delayed,
-		Running:   s.Running,
-		Completed: max(s.Completed, skipped) - skipped,
-		Panicked:  q.panicked.Load(),
-		Canceled:  q.canceled.Load(),
-		Rejected:  q.rejected.Load(),
-	}
-}
 
 // Close is shorthand for Shutdown(context.Background()): it stops q from
 // accepting tasks and waits until every task it accepted has run.
@@ -72,19 +40,7 @@ func (q *Queue) Shutdown(ctx context.Context) error {
 // queues, which are shared.
 func (q *Queue) CloseNow() int {
 	q.mustNotBeDefault("CloseNow")
-	q.mu.Lock()
-	q.closed = true
-	n := 0
-	for _, d := range q.delayed.drain() {
-		if h := d.r.handle(); !h.IsDone() {
-			d.res.Cancel()
-			h.finish(ErrClosed)
-			n++
-		}
-	}
-	q.dead = 0
-	q.armLocked(time.Now()) // stops the timer
-	q.mu.Unlock()
+	n := q.closeDelayed()
 	q.s.Close()
 	for _, t := range q.s.DequeueAll() {
 		switch t := t.(type) {

@@ -1,0 +1,30 @@
+package taskqueue
+
+// Stats describes the state of a queue and what it has done.
+type Stats struct {
+	Queued    int    // tasks waiting for their turn
+	Delayed   int    // tasks waiting for their due time
+	Running   int    // tasks running now
+	Completed uint64 // tasks that ran to the end, returning or panicking
+	Panicked  uint64 // tasks that panicked (counted in Completed too)
+	Canceled  uint64 // tasks that were accepted and never ran
+	Rejected  uint64 // submissions refused: queue closed or full, or context done
+}
+
+// Stats returns the state of q. Its fields are read one after the other, not
+// at one instant: while tasks run they may disagree by the tasks in flight,
+// and they add up exactly once q is idle.
+func (q *Queue) Stats() Stats {
+	delayed := q.delayedCount()
+	skipped := q.skipped.Load() // before Completed, which counts the skipped tasks
+	s := q.s.Stats()
+	return Stats{
+		Queued:    s.Pending,
+		Delayed:   delayed,
+		Running:   s.Running,
+		Completed: max(s.Completed, skipped) - skipped,
+		Panicked:  q.panicked.Load(),
+		Canceled:  q.canceled.Load(),
+		Rejected:  q.rejected.Load(),
+	}
+}
