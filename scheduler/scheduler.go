@@ -314,3 +314,21 @@ func (s *Scheduler) Holders() []uint64 {
 	}
 	return gs
 }
+
+// TryEnqueue queues t only if it can start at once, on a free slot with
+// nothing queued before it (errgroup's TryGo), reporting whether it did. It
+// never blocks and never waits for room. After Close it reports false.
+func (s *Scheduler) TryEnqueue(t Task) bool {
+	t, isBarrier := unwrap("TryEnqueue", t)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.exclusive || s.suspended || s.active+s.lent >= s.limit || s.queuedLocked() > 0 || s.Closed() ||
+		(isBarrier && s.running > 0) {
+		return false
+	}
+	if s.room != nil && !s.room.sem.TryAcquire(1) {
+		return false
+	}
+	s.pushLocked(t, isBarrier)
+	return true
+}

@@ -712,7 +712,7 @@ func TestCloseNow(t *testing.T) {
 			t.Errorf("%d canceled tasks ran", ran.Load())
 		}
 		s := q.Stats()
-		if want := (taskqueue.Stats{Completed: uint64(q.Limit()), Canceled: 8}); s != want {
+		if want := (taskqueue.Stats{Completed: uint64(q.Limit()), Succeeded: uint64(q.Limit()), Canceled: 8}); s != want {
 			t.Errorf("Stats() = %+v; want %+v", s, want)
 		}
 	})
@@ -763,4 +763,55 @@ func TestConstructorAndNilPanics(t *testing.T) {
 			t.Errorf("%s panicked with %q; want %q", c.name, got, c.want)
 		}
 	}
+}
+
+func TestTryGo(t *testing.T) {
+	forEachKind(t, func(t *testing.T, k queueKind) {
+		q := k.new()
+		var ran atomic.Int32
+		if !q.TryGo(func() { ran.Add(1) }) {
+			t.Fatal("TryGo on an idle queue = false")
+		}
+		synctest.Wait()
+		release := block(t, q)
+		if q.TryGo(func() { ran.Add(1) }) {
+			t.Error("TryGo on a queue with every slot taken = true")
+		}
+		release()
+		synctest.Wait()
+		q.Suspend()
+		if q.TryGo(func() { ran.Add(1) }) {
+			t.Error("TryGo on a suspended queue = true")
+		}
+		q.Resume()
+		q.Close()
+		if q.TryGo(func() { ran.Add(1) }) {
+			t.Error("TryGo on a closed queue = true")
+		}
+		if got := ran.Load(); got != 1 {
+			t.Errorf("%d TryGo functions ran; want 1", got)
+		}
+	})
+}
+
+// TestStatsOutcomes: every way a task ends is counted once, in its field.
+func TestStatsOutcomes(t *testing.T) {
+	forEachKind(t, func(t *testing.T, k queueKind) {
+		ctx := context.Background()
+		var p panics
+		q := k.new(p.handler())
+		errBoom := errors.New("boom")
+		q.RunAsync(ctx, func(context.Context) error { return nil }).Wait(ctx)
+		q.RunAsync(ctx, func(context.Context) error { return errBoom }).Wait(ctx)
+		q.RunAsync(ctx, func(context.Context) error { panic("x") }).Wait(ctx)
+		q.RunAsync(ctx, func(context.Context) error { runtime.Goexit(); return nil }).Wait(ctx)
+		q.RunSync(ctx, func(context.Context) error { return errBoom })
+		q.Go(func() {})
+		q.Go(func() { panic("y") })
+		q.Close()
+		want := taskqueue.Stats{Completed: 7, Succeeded: 2, Failed: 3, Panicked: 2}
+		if got := q.Stats(); got != want {
+			t.Errorf("Stats() = %+v; want %+v", got, want)
+		}
+	})
 }

@@ -176,7 +176,7 @@ func ExampleQueue_Stats() {
 	q.Close()
 	q.Go(func() {})
 	fmt.Printf("%+v\n", q.Stats())
-	// Output: {Queued:0 Delayed:0 Running:0 Completed:2 Panicked:1 Canceled:1 Rejected:1}
+	// Output: {Queued:0 Delayed:0 Running:0 Completed:2 Succeeded:1 Failed:0 Panicked:1 Canceled:1 Rejected:1}
 }
 
 func ExampleRunAsync() {

@@ -37,6 +37,7 @@ type node struct {
 	stop func() bool            // doneChan: stops the watch of the task's context
 	park *parker                // pooled: woken when done
 	res  *scheduler.Reservation // delayed: the room the task holds
+	call func()                 // callback: called when done
 }
 
 type nodeKind uint8
@@ -47,6 +48,7 @@ const (
 	waitChan                 // a Wait call's that also watches a context
 	pooled                   // a Wait call's, reused once woken
 	delayed                  // the reservation of a task that waits for its due time
+	callback                 // a function to call when the task is done
 )
 
 // succeeded is the outcome of every task that returned nil.
@@ -211,6 +213,15 @@ func (h *Handle) push(w *node) bool {
 	}
 }
 
+// notify arranges for f to be called once the task is done: by the
+// goroutine that completes it, after the task's outcome is set, or at once if
+// it is done already. f must not block.
+func (h *Handle) notify(f func()) {
+	if !h.push(&node{kind: callback, call: f}) {
+		f()
+	}
+}
+
 // Cancel stops the task if it has not started, reporting whether it did; the
 // handle then completes with context.Canceled. A task that has started runs
 // to the end: Cancel does not interrupt it (cancel the task's context for
@@ -261,6 +272,8 @@ func (h *Handle) finish(err error) {
 			n.ch <- struct{}{}
 		case pooled:
 			n.park.wake()
+		case callback:
+			n.call()
 		}
 		n = next
 	}
@@ -283,6 +296,9 @@ func (h *Handle) run(f func(context.Context) error) {
 	}()
 	err := f(h.ctx)
 	normal = true
+	if err != nil {
+		h.q.failed.Add(1)
+	}
 	h.finish(err)
 }
 
@@ -292,6 +308,7 @@ func (h *Handle) run(f func(context.Context) error) {
 // panic handler before the handle completes.
 func (h *Handle) abort(v any) {
 	if v == nil {
+		h.q.failed.Add(1)
 		h.finish(aborted{})
 		return
 	}

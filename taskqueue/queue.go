@@ -37,6 +37,7 @@ type Queue struct {
 	waits   *syncCall   // the RunSync calls waiting for their turn, newest first (see Waits)
 
 	panicked atomic.Uint64
+	failed   atomic.Uint64 // tasks that returned an error or called runtime.Goexit
 	canceled atomic.Uint64
 	rejected atomic.Uint64
 	skipped  atomic.Uint64 // canceled tasks that the scheduler still took, to skip them
@@ -101,6 +102,17 @@ func (q *Queue) Go(f func()) error {
 		return queueError(err)
 	}
 	return nil
+}
+
+// TryGo runs f on q only if it can start at once, on a free slot with no
+// task waiting before it, and reports whether it did; it never queues f and
+// never blocks (errgroup's TryGo). It reports false if q is closed. A panic
+// in f goes to the queue's panic handler, as with Go.
+func (q *Queue) TryGo(f func()) bool {
+	if f == nil {
+		nilFunc("TryGo")
+	}
+	return q.s.TryEnqueue(scheduler.Func(f))
 }
 
 // RunAsync submits f to run on q and returns its Handle at once. f receives

@@ -95,11 +95,14 @@ func call[T any](q *Queue, ctx context.Context, f func(context.Context) (T, erro
 				q.panicked.Add(1)
 				panic(scheduler.NewPanicError(p)) // the stack is f's: we are still unwinding it
 			}
-			// runtime.Goexit goes on, as it would have for a plain call.
+			q.failed.Add(1) // runtime.Goexit goes on, as it would have for a plain call
 		}
 	}()
 	v, err = f(ctx)
 	normal = true
+	if err != nil {
+		q.failed.Add(1)
+	}
 	return v, err
 }
 
@@ -227,12 +230,17 @@ func (c *syncCall) Run() {
 			if v := recover(); v != nil {
 				p = scheduler.NewPanicError(v)
 				q.panicked.Add(1)
+			} else {
+				q.failed.Add(1)
 			}
 			c.end(nil, p, p == nil) // on Goexit, the worker's goroutine ends after this
 		}
 	}()
 	err := c.f(c.ctx)
 	normal = true
+	if err != nil {
+		q.failed.Add(1)
+	}
 	c.end(err, nil, false)
 }
 

@@ -5,8 +5,10 @@ type Stats struct {
 	Queued    int    // tasks waiting for their turn
 	Delayed   int    // tasks waiting for their due time
 	Running   int    // tasks running now
-	Completed uint64 // tasks that ran to the end, returning or panicking
-	Panicked  uint64 // tasks that panicked (counted in Completed too)
+	Completed uint64 // tasks that ran to the end: Succeeded + Failed + Panicked
+	Succeeded uint64 // tasks that returned nil (tasks of Go that did not panic)
+	Failed    uint64 // tasks that returned an error, or called runtime.Goexit
+	Panicked  uint64 // tasks that panicked
 	Canceled  uint64 // tasks that were accepted and never ran
 	Rejected  uint64 // submissions refused: queue closed or full, or context done
 }
@@ -18,12 +20,16 @@ func (q *Queue) Stats() Stats {
 	delayed := q.delayedCount()
 	skipped := q.skipped.Load() // before Completed, which counts the skipped tasks
 	s := q.s.Stats()
+	panicked, failed := q.panicked.Load(), q.failed.Load()
+	completed := max(s.Completed, skipped) - skipped
 	return Stats{
 		Queued:    s.Pending,
 		Delayed:   delayed,
 		Running:   s.Running,
-		Completed: max(s.Completed, skipped) - skipped,
-		Panicked:  q.panicked.Load(),
+		Completed: completed,
+		Succeeded: completed - min(completed, panicked+failed),
+		Failed:    failed,
+		Panicked:  panicked,
 		Canceled:  q.canceled.Load(),
 		Rejected:  q.rejected.Load(),
 	}
