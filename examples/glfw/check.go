@@ -143,11 +143,14 @@ func (w *window) check(dir string, budget time.Duration) error {
 		check(name, writePNG(filepath.Join(dir, name), sh.image()))
 	}
 
-	bu, nu := summarize(pick(withBudget, true)), summarize(pick(without, true))
+	late := frameInterval * 3 / 2 // between frame starts: a frame missed
+	bu, nu := summarize(pick(withBudget, uploadTime), frameInterval), summarize(pick(without, uploadTime), frameInterval)
 	fmt.Printf("uploads, with a %v budget: %s; at most %d in a frame\n", budget, bu, mostUploads(withBudget))
 	fmt.Printf("uploads, without a budget: %s; at most %d in a frame\n", nu, mostUploads(without))
-	fmt.Printf("whole frames, with the budget: %s\n", summarize(pick(withBudget, false)))
-	fmt.Printf("whole frames, without a budget: %s\n", summarize(pick(without, false)))
+	fmt.Printf("whole frames, with the budget: %s\n", summarize(pick(withBudget, frameTotal), frameInterval))
+	fmt.Printf("whole frames, without a budget: %s\n", summarize(pick(without, frameTotal), frameInterval))
+	fmt.Printf("between frame starts, with the budget: %s\n", summarize(pick(withBudget, interval), late))
+	fmt.Printf("between frame starts, without a budget: %s\n", summarize(pick(without, interval), late))
 	check("frametimes.png", writePNG(filepath.Join(dir, "frametimes.png"), chart(withBudget, without, budget)))
 	for i, f := range withBudget {
 		if f.count > 1 && f.lastStart > budget+margin {

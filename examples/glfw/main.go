@@ -106,16 +106,20 @@ func run(checkDir string, budget time.Duration) error {
 
 // frameTime is how long a frame took: its uploads (the main loom's frame,
 // which the budget bounds), and all of it (the uploads, drawing, and the
-// wait until OpenGL is done).
+// wait until OpenGL is done); and how long after the previous frame it
+// began, which is what the eye sees: a 60th of a second when on pace.
 type frameTime struct {
 	uploads, total time.Duration
+	interval       time.Duration // from the previous frame's start to this one's
 	count          int           // uploads run in the frame
 	lastStart      time.Duration // when the frame's last upload started, from the frame's start
 }
 
 // frame draws one frame and returns how long it took.
 func (w *window) frame() frameTime {
+	prev := w.start
 	w.cur, w.start = frameTime{}, time.Now()
+	w.cur.interval = w.start.Sub(prev)
 	w.l.Update() // the uploads posted since the last frame, within the budget
 	w.cur.uploads = time.Since(w.start)
 	drawTexture(w.tex, side, side)
