@@ -22,6 +22,7 @@ import "C"
 
 import (
 	"fmt"
+	"math"
 	"unsafe"
 )
 
@@ -47,25 +48,46 @@ func uploadTile(tex uint32, x, y, w, h int, pix []byte) {
 }
 
 // drawTexture fills a w×h viewport with texture tex, texel for pixel.
+// Texture row 0 is the top of the window, as in an image.Image; glReadPixels
+// counts rows from the bottom.
 func drawTexture(tex uint32, w, h int) {
 	C.glViewport(0, 0, C.GLsizei(w), C.GLsizei(h))
 	C.glClearColor(0.1, 0.1, 0.1, 1)
 	C.glClear(C.GL_COLOR_BUFFER_BIT)
 	C.glEnable(C.GL_TEXTURE_2D)
 	C.glBindTexture(C.GL_TEXTURE_2D, C.GLuint(tex))
+	C.glColor4f(1, 1, 1, 1)
 	C.glBegin(C.GL_QUADS)
-	// Texture row 0 is the bottom of the window, as glReadPixels counts too.
-	C.glTexCoord2f(0, 0)
-	C.glVertex2f(-1, -1)
-	C.glTexCoord2f(1, 0)
-	C.glVertex2f(1, -1)
-	C.glTexCoord2f(1, 1)
-	C.glVertex2f(1, 1)
 	C.glTexCoord2f(0, 1)
+	C.glVertex2f(-1, -1)
+	C.glTexCoord2f(1, 1)
+	C.glVertex2f(1, -1)
+	C.glTexCoord2f(1, 0)
+	C.glVertex2f(1, 1)
+	C.glTexCoord2f(0, 0)
 	C.glVertex2f(-1, 1)
 	C.glEnd()
 	C.glDisable(C.GL_TEXTURE_2D)
 }
+
+// drawSquare draws a filled square of the given side, in pixels, centred
+// on (cx, cy) (counted from the top left) and turned by angle radians, in
+// colour c, in a w×h viewport.
+func drawSquare(w, h int, cx, cy, side, angle float64, c [3]uint8) {
+	C.glColor4ub(C.GLubyte(c[0]), C.GLubyte(c[1]), C.GLubyte(c[2]), 255)
+	C.glBegin(C.GL_QUADS)
+	for k := range 4 {
+		a := angle + float64(k)*math.Pi/2 + math.Pi/4
+		x := cx + side/math.Sqrt2*math.Cos(a)
+		y := cy + side/math.Sqrt2*math.Sin(a)
+		C.glVertex2f(C.GLfloat(2*x/float64(w)-1), C.GLfloat(1-2*y/float64(h)))
+	}
+	C.glEnd()
+	C.glColor4f(1, 1, 1, 1)
+}
+
+// finish waits until OpenGL has done every command given so far.
+func finish() { C.glFinish() }
 
 // readPixels returns the w×h RGBA pixels of the back buffer, bottom row
 // first.

@@ -1,17 +1,24 @@
-// Command glfw shows main-thread dispatch against a real render thread: a
-// GLFW window whose OpenGL context belongs to the main thread, and worker
-// goroutines on a concurrent queue that generate texture tiles and hand each
-// upload to the main thread with taskqueue.RunAsyncOnMainThread. The main
-// loop updates the main loom each frame, which runs the uploads, and sleeps
-// in glfw.WaitEvents; the loom's wake function, glfw.PostEmptyEvent, wakes
-// it when a worker posts.
+// Command glfw streams the Mandelbrot set into an OpenGL texture from
+// worker goroutines while an animated square keeps moving, in a GLFW window
+// whose OpenGL context belongs to the main thread.
 //
-//	go run .                                   # a window, until closed
-//	go run . -frames 30 -screenshot shot.png   # check mode: render, save, exit
-//	go run . -verify shot.png                  # check a screenshot's tiles
+// Sixteen workers on a concurrent queue render each tile twice, a blocky
+// preview first and the detail after, and hand each upload to the main
+// thread with taskqueue.RunAsyncOnMainThread. The frame loop, on the main
+// thread, calls the main loom's Update once per frame, which runs the
+// uploads posted since the last frame. The previews arrive all at once, a
+// flood of uploads: with a frame budget (loom.WithBudget) the loom spreads
+// them over frames and the square keeps its pace; without one, frames
+// stall.
+//
+//	go run .                 # a window, until closed
+//	go run . -budget 0       # the same without a frame budget
+//	go run . -check out      # check mode: stream with a budget and without,
+//	                         # save screenshots and the frame-time chart in
+//	                         # out, check them, and exit
 //
 // It needs cgo, an OpenGL driver and, on Linux, the X11 development
-// packages (see .ci/run).
+// packages (see the README).
 package main
 
 import (
@@ -19,7 +26,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"runtime"
+	"time"
 
 	"github.com/go-gl/glfw/v3.3/glfw"
 
@@ -29,31 +36,40 @@ import (
 )
 
 func main() {
-	frames := flag.Int("frames", 0, "check mode: once every tile is in, render this many frames, save -screenshot and exit")
-	shot := flag.String("screenshot", "", "check mode: the PNG file to save the last frame to")
-	verify := flag.String("verify", "", "check that the screenshot in this PNG file shows every tile, and exit")
+	check := flag.String("check", "", "check mode: stream with the budget and without, save midstream.png, final.png and frametimes.png in this directory, check them, and exit")
+	budget := flag.Duration("budget", defaultBudget, "how long a frame may spend on uploads (0: no limit)")
 	flag.Parse()
-	if *verify != "" {
-		if err := verifyScreenshot(*verify); err != nil {
-			fmt.Fprintln(os.Stderr, "glfw:", err)
-			os.Exit(1)
-		}
-		fmt.Printf("%s shows all %d tiles\n", *verify, numTiles)
-		return
-	}
-	if (*frames > 0) != (*shot != "") {
-		fmt.Fprintln(os.Stderr, "glfw: -frames and -screenshot go together")
-		os.Exit(2)
-	}
-	if err := run(*frames, *shot); err != nil {
+	if err := run(*check, *budget); err != nil {
 		fmt.Fprintln(os.Stderr, "glfw:", err)
 		os.Exit(1)
 	}
 }
 
-// run opens the window and runs the frame loop on the main thread until the
-// window closes, or, with frames > 0, until it has saved the screenshot.
-func run(frames int, screenshot string) error {
+// frameInterval is the pace of the frame loop: 60 frames a second.
+const frameInterval = time.Second / 60
+
+// window is the frame loop on the main thread: the window, its texture, the
+// main loom, and the frame count that moves the square.
+type window struct {
+	win   *glfw.Window
+	tex   uint32
+	l     *loom.Loom
+	n     int       // frames drawn
+	next  time.Time // when the next frame is due
+	cur   frameTime // the frame being drawn, counted by the uploads
+	start time.Time // when it began
+}
+
+// uploading records, in an upload, that it starts now.
+func (w *window) uploading() {
+	w.cur.count++
+	w.cur.lastStart = time.Since(w.start)
+}
+
+// run opens the window and streams the picture, on the main thread: in
+// check mode twice, with the budget and without; otherwise once, then it
+// animates until the window closes.
+func run(checkDir string, budget time.Duration) error {
 	if !mainthread.IsMain() {
 		return errors.New("run must be called on the main goroutine")
 	}
@@ -64,62 +80,104 @@ func run(frames int, screenshot string) error {
 	glfw.WindowHint(glfw.Resizable, glfw.False)
 	glfw.WindowHint(glfw.ContextVersionMajor, 2)
 	glfw.WindowHint(glfw.ContextVersionMinor, 1)
-	win, err := glfw.CreateWindow(side, side, "tiles uploaded from worker goroutines", nil, nil)
+	win, err := glfw.CreateWindow(side, side, "Mandelbrot tiles streamed from worker goroutines", nil, nil)
 	if err != nil {
 		return err
 	}
 	defer win.Destroy()
 	win.MakeContextCurrent()
+	glfw.SwapInterval(0) // the loop keeps its own pace, also without vsync (Xvfb)
 	fmt.Println("OpenGL renderer:", glRenderer())
 
-	// The texture, and the count of tiles in it, belong to the main thread.
-	tex := newTexture(side, make([]byte, 4*side*side))
-	uploaded := 0
-
-	l := mainthread.Loom()
-	l.Configure(loom.WithWakeFunc(glfw.PostEmptyEvent))
-	defer l.Close() // runs uploads still posted, then refuses new ones
-
-	workers := taskqueue.NewConcurrent(runtime.GOMAXPROCS(0))
-	defer workers.Close()
-	for i := range numTiles {
-		tx, ty := i%perRow, i/perRow
-		if err := workers.Go(func() {
-			pix := makeTile(tx, ty) // the work, off the main thread
-			taskqueue.RunAsyncOnMainThread(func() {
-				uploadTile(tex, tx*tileSide, ty*tileSide, tileSide, tileSide, pix)
-				uploaded++
-			})
-		}); err != nil {
-			return err
-		}
+	w := &window{win: win, tex: newTexture(side, make([]byte, 4*side*side)), l: mainthread.Loom(), next: time.Now()}
+	defer w.l.Close() // runs the uploads still posted, then refuses new ones
+	if checkDir != "" {
+		return w.check(checkDir, budget)
 	}
-
-	rendered := 0 // frames with every tile in
+	if _, err := w.stream(budget, nil); err != nil {
+		return err
+	}
 	for !win.ShouldClose() {
-		if uploaded < numTiles || frames == 0 {
-			// Sleep until an event, or until a worker's post wakes us:
-			// without the wake function this would hang.
-			glfw.WaitEvents()
-		} else {
-			glfw.WaitEventsTimeout(1.0 / 60)
-		}
-		l.Update() // runs the uploads posted since the last frame
-		drawTexture(tex, side, side)
-		if err := glError(); err != nil {
-			return err
-		}
-		if frames > 0 && uploaded == numTiles {
-			if rendered++; rendered == frames {
-				pix := readPixels(side, side)
-				if err := writeScreenshot(screenshot, pix, side, side); err != nil {
-					return err
-				}
-				fmt.Printf("saved %s after %d frames with all %d tiles\n", screenshot, frames, numTiles)
-				return nil
-			}
-		}
-		win.SwapBuffers()
+		w.frame()
+		w.swap()
 	}
 	return nil
+}
+
+// frameTime is how long a frame took: its uploads (the main loom's frame,
+// which the budget bounds), and all of it (the uploads, drawing, and the
+// wait until OpenGL is done); and how long after the previous frame it
+// began, which is what the eye sees: a 60th of a second when on pace.
+type frameTime struct {
+	uploads, total time.Duration
+	interval       time.Duration // from the previous frame's start to this one's
+	count          int           // uploads run in the frame
+	lastStart      time.Duration // when the frame's last upload started, from the frame's start
+}
+
+// frame draws one frame and returns how long it took.
+func (w *window) frame() frameTime {
+	prev := w.start
+	w.cur, w.start = frameTime{}, time.Now()
+	w.cur.interval = w.start.Sub(prev)
+	w.l.Update() // the uploads posted since the last frame, within the budget
+	w.cur.uploads = time.Since(w.start)
+	drawTexture(w.tex, side, side)
+	cx, cy, angle := squareAt(w.n)
+	drawSquare(side, side, cx, cy, squareSide, angle, squareColor)
+	finish()
+	w.n++
+	w.cur.total = time.Since(w.start)
+	return w.cur
+}
+
+// swap shows the frame and waits for the next one, handling window events.
+func (w *window) swap() {
+	w.win.SwapBuffers()
+	w.next = w.next.Add(frameInterval)
+	if now := time.Now(); w.next.Before(now) {
+		w.next = now // late: start again from now rather than catch up
+	}
+	for rem := time.Until(w.next); rem > 0 && !w.win.ShouldClose(); rem = time.Until(w.next) {
+		glfw.WaitEventsTimeout(rem.Seconds())
+	}
+	glfw.PollEvents()
+}
+
+// stream renders the picture into the texture on numWorkers workers, with
+// the given frame budget, and returns the duration of each frame from the
+// start of the work to the last tile. A few frames run first, so that the
+// driver's costs of the first frames are not counted. shots, if not nil,
+// is called after each frame, before it is shown.
+func (w *window) stream(budget time.Duration, shots func(*stream)) ([]frameTime, error) {
+	w.l.Configure(loom.WithBudget(0, budget))
+	s := newStream(w.tex, w.uploading)
+	for range 10 {
+		w.frame()
+		w.swap()
+	}
+	workers := taskqueue.NewConcurrent(numWorkers)
+	defer func() {
+		s.over = true
+		workers.CloseNow()
+		workers.Close()
+	}()
+	if err := s.start(workers); err != nil {
+		return nil, err
+	}
+	var times []frameTime
+	for !s.done() {
+		if w.win.ShouldClose() {
+			return times, nil
+		}
+		times = append(times, w.frame())
+		if err := glError(); err != nil {
+			return nil, err
+		}
+		if shots != nil {
+			shots(s)
+		}
+		w.swap()
+	}
+	return times, nil
 }

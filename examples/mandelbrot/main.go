@@ -2,11 +2,14 @@
 // game or GUI program splits work between threads with this module: a
 // concurrent queue renders tiles, each finished tile is applied to the frame
 // buffer on the main thread by the main-thread loom (a few per frame, under a
-// frame budget), a coroutine runs the phases, a delayed action refreshes the
-// status line, and a serial queue writes the file.
+// frame budget), a coroutine runs the phases and draws the progress every
+// frame, and a serial queue writes the file.
 //
-//	go run ./examples/mandelbrot
+//	go run ./examples/mandelbrot                # writes mandelbrot.png here
 //	go run ./examples/mandelbrot -size 1920x1080 -iter 2000 -o big.png
+//
+// With the default flags it writes the picture the README shows,
+// examples/mandelbrot/mandelbrot.png.
 package main
 
 import (
@@ -16,21 +19,29 @@ import (
 	"os"
 	"runtime"
 
+	"github.com/taskqueue-go/taskqueue/examples/internal/fractal"
 	"github.com/taskqueue-go/taskqueue/mainthread"
 )
 
+// defaults is the configuration the flags start from, which draws the
+// README's picture.
+func defaults() config {
+	return config{
+		width: 1024, height: 768, tile: 64, workers: runtime.GOMAXPROCS(0), perFrame: 8,
+		view: fractal.View{CenterRe: -0.75, CenterIm: 0, Width: 3.5, MaxIter: 500},
+		out:  "mandelbrot.png",
+	}
+}
+
 func main() {
-	var (
-		size     = flag.String("size", "1024x768", "image size, WIDTHxHEIGHT")
-		workers  = flag.Int("workers", runtime.GOMAXPROCS(0), "tiles rendered at once")
-		tile     = flag.Int("tile", 64, "tile side, in pixels")
-		iter     = flag.Int("iter", 500, "iterations before a point counts as inside the set")
-		perFrame = flag.Int("perframe", 8, "tiles applied to the frame buffer per frame")
-		out      = flag.String("o", "mandelbrot.png", "the PNG file to write")
-	)
+	cfg := defaults()
+	size := flag.String("size", fmt.Sprintf("%dx%d", cfg.width, cfg.height), "image size, WIDTHxHEIGHT")
+	flag.IntVar(&cfg.workers, "workers", cfg.workers, "tiles rendered at once")
+	flag.IntVar(&cfg.tile, "tile", cfg.tile, "tile side, in pixels")
+	flag.IntVar(&cfg.view.MaxIter, "iter", cfg.view.MaxIter, "iterations before a point counts as inside the set")
+	flag.IntVar(&cfg.perFrame, "perframe", cfg.perFrame, "tiles applied to the frame buffer per frame")
+	flag.StringVar(&cfg.out, "o", cfg.out, "the PNG file to write")
 	flag.Parse()
-	cfg := config{tile: *tile, workers: *workers, perFrame: *perFrame, out: *out,
-		view: view{centerRe: -0.75, centerIm: 0, width: 3.5, maxIter: *iter}}
 	if _, err := fmt.Sscanf(*size, "%dx%d", &cfg.width, &cfg.height); err != nil || cfg.width < 1 || cfg.height < 1 {
 		fmt.Fprintf(os.Stderr, "mandelbrot: -size %q: want WIDTHxHEIGHT, such as 1024x768\n", *size)
 		os.Exit(2)
@@ -38,7 +49,7 @@ func main() {
 	for _, f := range []struct {
 		name string
 		v    int
-	}{{"workers", cfg.workers}, {"tile", cfg.tile}, {"iter", cfg.view.maxIter}, {"perframe", cfg.perFrame}} {
+	}{{"workers", cfg.workers}, {"tile", cfg.tile}, {"iter", cfg.view.MaxIter}, {"perframe", cfg.perFrame}} {
 		if f.v < 1 {
 			fmt.Fprintf(os.Stderr, "mandelbrot: -%s %d: want a positive number\n", f.name, f.v)
 			os.Exit(2)
@@ -54,11 +65,4 @@ func main() {
 		os.Exit(1)
 	}
 	fmt.Printf("wrote %s (%dx%d)\n", cfg.out, cfg.width, cfg.height)
-}
-
-// isTerminal reports whether f is a terminal, where the progress bar is
-// redrawn in place.
-func isTerminal(f *os.File) bool {
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/taskqueue-go/taskqueue/examples/internal/fractal"
 	"github.com/taskqueue-go/taskqueue/loom"
 	"github.com/taskqueue-go/taskqueue/mainthread"
 	"github.com/taskqueue-go/taskqueue/taskqueue"
@@ -23,7 +24,7 @@ type config struct {
 	tile          int // tile side, in pixels
 	workers       int // tiles rendered at once
 	perFrame      int // tiles applied to the frame buffer per frame
-	view          view
+	view          fractal.View
 	out           string // the PNG file
 }
 
@@ -43,10 +44,8 @@ type renderer struct {
 	rects     []image.Rectangle
 	applied   int
 	start     time.Time
-	line      string      // the status line, refreshed by a delayed action
-	refresh   *loom.Timer // that delayed action
-	lastTenth int         // the last 10% step printed, when not on a terminal
-	err       error       // why the rendering failed
+	lastTenth int   // the last 10% step printed, when not on a terminal
+	err       error // why the rendering failed
 }
 
 // render draws the image described by cfg into cfg.out, reporting progress
@@ -96,14 +95,12 @@ func render(ctx context.Context, cfg config, status io.Writer, terminal bool) er
 func (r *renderer) phases(ctx context.Context, yield func(loom.Instruction) bool) {
 	r.start = time.Now()
 	r.img = image.NewRGBA(image.Rect(0, 0, r.cfg.width, r.cfg.height))
-	r.rects = tiles(r.cfg.width, r.cfg.height, r.cfg.tile)
-	r.refresh = r.l.PostAfter(0, r.refreshStatus)
-	defer r.refresh.Stop()
+	r.rects = fractal.Tiles(r.cfg.width, r.cfg.height, r.cfg.tile)
 	r.l.StartCoroutine(r.progress)
 
 	for _, rect := range r.rects {
 		if r.err = r.workers.Go(func() {
-			tile := renderTile(r.cfg.view, r.cfg.width, r.cfg.height, rect)
+			tile := fractal.RenderTile(r.cfg.view, r.cfg.width, r.cfg.height, rect)
 			mainthread.Go(func() { r.apply(tile) }) // the frame buffer belongs to the main thread
 		}); r.err != nil {
 			return
@@ -123,7 +120,6 @@ func (r *renderer) phases(ctx context.Context, yield func(loom.Instruction) bool
 	if r.err = h.Err(); r.err != nil {
 		return
 	}
-	r.refreshStatus()
 	r.draw(true)
 }
 
@@ -144,24 +140,20 @@ func (r *renderer) progress(yield func(loom.Instruction) bool) {
 	}
 }
 
-// refreshStatus is the delayed action that recomputes the status line five
-// times a second.
-func (r *renderer) refreshStatus() {
-	elapsed := time.Since(r.start)
-	st := r.workers.Stats()
-	r.line = fmt.Sprintf("%d/%d tiles  %d rendering  %d queued  frame %d  %v",
-		r.applied, len(r.rects), st.Running, st.Queued, r.l.Frame(), elapsed.Round(time.Millisecond))
-	r.refresh.Reset(200 * time.Millisecond)
-}
+// barWidth is the number of cells of the progress bar.
+const barWidth = 30
 
 // draw shows the progress: a bar redrawn in place on a terminal, or a line
-// per 10% elsewhere.
+// per 10% elsewhere. The bar, the percentage and the status line are all
+// computed from the same count, in the same frame, so they always agree.
 func (r *renderer) draw(final bool) {
-	const width = 30
-	done := r.applied * width / max(len(r.rects), 1)
+	done := r.applied * barWidth / max(len(r.rects), 1)
 	percent := r.applied * 100 / max(len(r.rects), 1)
+	st := r.workers.Stats()
+	line := fmt.Sprintf("%d/%d tiles  %d rendering  %d queued  frame %d  %v",
+		r.applied, len(r.rects), st.Running, st.Queued, r.l.Frame(), time.Since(r.start).Round(time.Millisecond))
 	if r.terminal {
-		fmt.Fprintf(r.status, "\r[%s%s] %3d%%  %s\x1b[K", strings.Repeat("#", done), strings.Repeat(".", width-done), percent, r.line)
+		fmt.Fprintf(r.status, "\r[%s%s] %3d%%  %s\x1b[K", strings.Repeat("#", done), strings.Repeat(".", barWidth-done), percent, line)
 		if final {
 			fmt.Fprintln(r.status)
 		}
@@ -169,7 +161,7 @@ func (r *renderer) draw(final bool) {
 	}
 	if tenth := percent / 10; tenth > r.lastTenth || final {
 		r.lastTenth = tenth
-		fmt.Fprintf(r.status, "%3d%%  %s\n", percent, r.line)
+		fmt.Fprintf(r.status, "%3d%%  %s\n", percent, line)
 	}
 }
 
