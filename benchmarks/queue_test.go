@@ -37,23 +37,54 @@ func drainTo(n int64) {
 }
 
 // BenchmarkQueue measures a task's way through each system, submitted
-// without waiting, from 1 and from 8 goroutines, with at most 1 or
-// GOMAXPROCS tasks running. ns/op is per task run; cpu-ns/op is the CPU time
-// the process spent per task.
+// without waiting, from 1, 8 and 64 goroutines, with at most 1 or
+// GOMAXPROCS tasks running. In mode=drain each submitter waits for its tasks
+// every 1,024, which keeps the backlog small; in mode=backlog it never waits
+// until the end, so that the systems that queue without blocking their
+// submitters hold a backlog as a burst builds one. ns/op is per task run;
+// cpu-ns/op is the CPU time the process spent per task.
 func BenchmarkQueue(b *testing.B) {
 	for _, t := range tasks() {
-		for _, limit := range []int{1, runtime.GOMAXPROCS(0)} {
-			for _, subs := range []int{1, 8} {
-				for _, sys := range Systems {
-					name := fmt.Sprintf("task=%s/limit=%d/subs=%d/impl=%s", t.name, limit, subs, sys.Name)
-					b.Run(name, func(b *testing.B) { benchQueue(b, sys, limit, subs, t.f) })
+		for _, mode := range []string{"drain", "backlog"} {
+			for _, limit := range []int{1, runtime.GOMAXPROCS(0)} {
+				for _, subs := range []int{1, 8, 64} {
+					for _, sys := range Systems {
+						name := fmt.Sprintf("task=%s/mode=%s/limit=%d/subs=%d/impl=%s", t.name, mode, limit, subs, sys.Name)
+						every := drainEvery
+						if mode == "backlog" {
+							every = 0
+						}
+						b.Run(name, func(b *testing.B) { benchQueue(b, sys, limit, subs, every, t.f) })
+					}
 				}
 			}
 		}
 	}
 }
 
-func benchQueue(b *testing.B, sys System, limit, subs int, f func()) {
+// BenchmarkTrickle measures a hand-off after an idle moment: one task is
+// submitted, the submitter waits (spinning) until it has run, and again. A
+// pool whose workers exit when idle pays a goroutine start per task here; a
+// channel's workers wait, parked, for the next.
+func BenchmarkTrickle(b *testing.B) {
+	for _, limit := range []int{1, runtime.GOMAXPROCS(0)} {
+		for _, sys := range Systems {
+			b.Run(fmt.Sprintf("limit=%d/impl=%s", limit, sys.Name), func(b *testing.B) {
+				p := sys.New(limit, func() { done.Add(1) })
+				defer p.Close()
+				base := done.Load()
+				b.ReportAllocs()
+				defer ReportCPU(b)()
+				for i := 1; b.Loop(); i++ {
+					p.Go()
+					drainTo(base + int64(i))
+				}
+			})
+		}
+	}
+}
+
+func benchQueue(b *testing.B, sys System, limit, subs, every int, f func()) {
 	p := sys.New(limit, f)
 	defer p.Close()
 	base := done.Load()
@@ -62,7 +93,7 @@ func benchQueue(b *testing.B, sys System, limit, subs int, f func()) {
 	if subs == 1 {
 		for i := 1; b.Loop(); i++ {
 			p.Go()
-			if i%drainEvery == 0 {
+			if every > 0 && i%every == 0 {
 				drainTo(base + int64(i))
 			}
 		}
@@ -75,7 +106,7 @@ func benchQueue(b *testing.B, sys System, limit, subs int, f func()) {
 		mine := 0
 		for pb.Next() {
 			p.Go()
-			if mine++; mine == drainEvery {
+			if mine++; mine == every {
 				drainTo(base + submitted.Add(int64(mine)))
 				mine = 0
 			}

@@ -11,11 +11,10 @@ func (l *List) Push(t Task) ID { return l.l.push(t, false) }
 func (l *List) PushBarrier(t Task) ID { return l.l.push(t, true) }
 
 func (l *List) Pop() Task {
-	t, _, ok := l.l.front()
-	if ok {
-		l.l.pop()
+	if l.l.live == 0 {
+		return nil
 	}
-	return t
+	return l.l.pop()
 }
 
 func (l *List) Front() Task {

@@ -37,6 +37,7 @@ type segment struct {
 	n    int32 // slots filled
 	live int32 // slots filled, not popped and not removed
 	ntab int32 // entries of tabs in use
+	last uint8 // the index in tabs of the last item's type
 	// data[i] is the data word of item base+i; nil once popped or removed.
 	data []unsafe.Pointer
 	// tags[i] indexes tabs with its low bits, and marks a barrier.
@@ -81,7 +82,7 @@ func newSegment(n int, base ID) *segment {
 // free gives s back to its pool. Its data words are all nil by then: each was
 // cleared when its item was popped or removed.
 func (s *segment) free() {
-	s.head, s.n, s.live, s.ntab = 0, 0, 0, 0
+	s.head, s.n, s.live, s.ntab, s.last = 0, 0, 0, 0, 0
 	s.tabs = [maxTabs]unsafe.Pointer{}
 	pools[poolIndex(len(s.data))].Put(s)
 }
@@ -106,15 +107,20 @@ func (l *list) push(t Task, barrier bool) ID {
 		l.next = 1 // IDs start at 1, so the zero ID never names an item
 	}
 	w := split(t)
-	seg := l.tail()
+	var seg *segment
 	tab := -1
 	// Items go on in the tail segment while it has room and holds the IDs up
 	// to this one: not after a removal freed the segment that followed it.
-	if seg != nil && int(seg.n) < len(seg.data) && seg.base+ID(seg.n) == l.next {
-		tab = seg.tab(w.tab)
-		if tab < 0 && seg.n == 0 { // an emptied segment, kept: its types can go
-			seg.ntab, seg.tabs = 0, [maxTabs]unsafe.Pointer{}
-			tab = seg.tab(w.tab)
+	if n := len(l.segs); n > 0 {
+		seg = l.segs[n-1]
+		if int(seg.n) < len(seg.data) && seg.base+ID(seg.n) == l.next {
+			if seg.tabs[seg.last] == w.tab {
+				tab = int(seg.last) // the common case: the type of the last item
+			} else if tab = seg.tab(w.tab); tab < 0 && seg.n == 0 {
+				// An emptied segment, kept: its types can go.
+					seg.ntab, seg.tabs = 0, [maxTabs]unsafe.Pointer{}
+				tab = seg.tab(w.tab)
+			}
 		}
 	}
 	if tab < 0 {
@@ -129,6 +135,7 @@ func (l *list) push(t Task, barrier bool) ID {
 	i := seg.n
 	seg.data[i] = w.data
 	seg.tags[i] = uint8(tab)
+	seg.last = uint8(tab)
 	if barrier {
 		seg.tags[i] |= barrierTag
 	}
@@ -183,14 +190,26 @@ func (l *list) frontID() ID {
 	return seg.base + ID(seg.head)
 }
 
-// pop removes the oldest item; the list must not be empty.
-func (l *list) pop() {
+// frontIsBarrier reports whether the oldest item is a barrier; the list must
+// not be empty.
+func (l *list) frontIsBarrier() bool {
 	seg := l.segs[0]
-	seg.data[seg.head] = nil
+	return seg.tags[seg.head]&barrierTag != 0
+}
+
+// pop removes the oldest item and returns it; the list must not be empty.
+func (l *list) pop() Task {
+	seg := l.segs[0]
+	i := seg.head
+	t := seg.item(i)
+	seg.data[i] = nil
 	seg.head++
 	seg.live--
 	l.live--
-	l.trim()
+	if seg.head == seg.n || seg.data[seg.head] == nil {
+		l.trim() // a removed item or the end of the segment is next
+	}
+	return t
 }
 
 // find returns the segment and index of the queued item id, or nil.
@@ -270,10 +289,8 @@ func (l *list) drain() (ts []Task, barriers []bool) {
 	ts = make([]Task, 0, l.live)
 	barriers = make([]bool, 0, l.live)
 	for l.live > 0 {
-		t, b, _ := l.front()
-		ts = append(ts, t)
-		barriers = append(barriers, b)
-		l.pop()
+		barriers = append(barriers, l.frontIsBarrier())
+		ts = append(ts, l.pop())
 	}
 	return ts, barriers
 }

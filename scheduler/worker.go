@@ -21,7 +21,10 @@ const (
 // spin counts yields, not time, so that it ends as quickly under
 // testing/synctest's fake clock, where time does not pass while a goroutine
 // runs.
-const lingerSpins = 64
+const (
+	lingerSpins      = 4096
+	lingerYieldEvery = 64
+)
 
 // spawnLocked starts the slots the queued items need: one for each item that
 // may start now and that no slot holder will take, within the limit. Holders
@@ -123,20 +126,21 @@ func (s *Scheduler) takeLocked() (Task, bool) {
 		s.drainRun++
 		return (*drainer)(s.levels[from].pop().c), true
 	}
-	t, isBarrier, ok := s.list.front()
-	if !ok {
+	if s.list.live == 0 {
 		return nil, false
 	}
-	if isBarrier {
+	if len(s.barriers) > 0 && s.list.frontIsBarrier() {
 		if s.running > 0 {
 			return nil, false // the last item to finish will start the barrier
 		}
 		s.exclusive = true
 		s.barriers = s.barriers[1:]
 	}
-	s.list.pop()
+	t := s.list.pop()
 	s.running++
-	s.room.release(1)
+	if s.room != nil {
+		s.room.release(1)
+	}
 	return t, true
 }
 
@@ -171,7 +175,9 @@ func (s *Scheduler) lingerLocked() bool {
 	s.unlock()
 	// The worker holds no slot and no lock: the Scheduler is idle.
 	for i := 0; i < lingerSpins && s.spin.Load() == spinning; i++ {
-		runtime.Gosched()
+		if i%lingerYieldEvery == lingerYieldEvery-1 {
+			runtime.Gosched()
+		}
 	}
 	s.mu.Lock()
 	claimed := s.spin.Load() == spinClaimed
