@@ -118,7 +118,7 @@ func (l *list) push(t Task, barrier bool) ID {
 				tab = int(seg.last) // the common case: the type of the last item
 			} else if tab = seg.tab(w.tab); tab < 0 && seg.n == 0 {
 				// An emptied segment, kept: its types can go.
-					seg.ntab, seg.tabs = 0, [maxTabs]unsafe.Pointer{}
+				seg.ntab, seg.tabs = 0, [maxTabs]unsafe.Pointer{}
 				tab = seg.tab(w.tab)
 			}
 		}
