@@ -10,6 +10,7 @@ func (s *Scheduler) Suspend() {
 	s.mu.Lock()
 	s.suspends++
 	s.suspended = true
+	s.list.revoke()
 	s.mu.Unlock()
 }
 
@@ -36,6 +37,7 @@ func (s *Scheduler) SetLimit(n int) {
 	}
 	s.mu.Lock()
 	s.limit = int32(min(n, maxLimit))
+	s.list.revoke() // a claim is for a serial scheduler
 	s.spawnLocked()
 	s.mu.Unlock()
 }

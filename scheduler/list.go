@@ -3,6 +3,7 @@ package scheduler
 import (
 	"sort"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -28,7 +29,20 @@ import (
 type list struct {
 	segs []*segment // in ID order; segs[0] holds the oldest queued item
 	next ID         // ID of the next push; 0 until the first
-	live int        // items queued and not removed
+	live int        // items queued and not removed, those claimed excluded
+
+	// A claim is a run of items at the head that a worker took out of the
+	// list in one step, to run one after the other without the lock (see
+	// claim). Until it ends the claimed segment stays put, and each claimed
+	// item goes to whoever swaps its data word first: the worker, to run it,
+	// or a removal, which then wins it back before it started.
+	claimed            *segment
+	claimFrom, claimTo int32
+	claimLeft          atomic.Int32 // claimed items not taken yet, by anyone
+	// claimNext is the next slot of the claim for its worker: the worker
+	// moves it on by compare-and-swap before it takes a slot, and revoke
+	// moves it to the end, so that each slot goes to one of them.
+	claimNext atomic.Int32
 }
 
 type segment struct {
@@ -39,6 +53,8 @@ type segment struct {
 	ntab int32 // entries of tabs in use
 	last uint8 // the index in tabs of the last item's type
 	// data[i] is the data word of item base+i; nil once popped or removed.
+	// It is read and written atomically, since a worker running a claim
+	// swaps it without the lock.
 	data []unsafe.Pointer
 	// tags[i] indexes tabs with its low bits, and marks a barrier.
 	tags []uint8
@@ -133,7 +149,7 @@ func (l *list) push(t Task, barrier bool) ID {
 		tab = seg.tab(w.tab)
 	}
 	i := seg.n
-	seg.data[i] = w.data
+	atomic.StorePointer(&seg.data[i], w.data)
 	seg.tags[i] = uint8(tab)
 	seg.last = uint8(tab)
 	if barrier {
@@ -171,7 +187,17 @@ func (s *segment) tab(tab unsafe.Pointer) int {
 }
 
 func (s *segment) item(i int32) Task {
-	return join(s.tabs[s.tags[i]&tabMask], s.data[i])
+	return join(s.tabs[s.tags[i]&tabMask], atomic.LoadPointer(&s.data[i]))
+}
+
+// take swaps the data word of slot i for nil and returns the item it held,
+// or false if it was taken already.
+func (s *segment) take(i int32) (Task, bool) {
+	p := atomic.SwapPointer(&s.data[i], nil)
+	if p == nil {
+		return nil, false
+	}
+	return join(s.tabs[s.tags[i]&tabMask], p), true
 }
 
 // front returns the oldest item and whether it is a barrier, or false if the
@@ -202,11 +228,11 @@ func (l *list) pop() Task {
 	seg := l.segs[0]
 	i := seg.head
 	t := seg.item(i)
-	seg.data[i] = nil
+	atomic.StorePointer(&seg.data[i], nil)
 	seg.head++
 	seg.live--
 	l.live--
-	if seg.head == seg.n || seg.data[seg.head] == nil {
+	if seg.head == seg.n || atomic.LoadPointer(&seg.data[seg.head]) == nil {
 		l.trim() // a removed item or the end of the segment is next
 	}
 	return t
@@ -220,7 +246,8 @@ func (l *list) find(id ID) (*segment, int32) {
 	}
 	seg := l.segs[k]
 	i := int32(id - seg.base)
-	if i < seg.head || i >= seg.n || seg.data[i] == nil {
+	inClaim := seg == l.claimed && i >= l.claimFrom && i < l.claimTo
+	if (i < seg.head && !inClaim) || i >= seg.n || atomic.LoadPointer(&seg.data[i]) == nil {
 		return nil, 0
 	}
 	return seg, i
@@ -235,11 +262,18 @@ func (l *list) remove(id ID) (t Task, barrier, ok bool) {
 	if seg == nil {
 		return nil, false, false
 	}
-	t, barrier = seg.item(i), seg.tags[i]&barrierTag != 0
-	seg.data[i] = nil
+	t, ok = seg.take(i)
+	if !ok {
+		return nil, false, false // a claim's worker took it first: it has started
+	}
+	barrier = seg.tags[i]&barrierTag != 0
+	if seg == l.claimed && i >= l.claimFrom && i < l.claimTo {
+		l.claimLeft.Add(-1)
+		return t, barrier, true // counted by the claim, not in live
+	}
 	seg.live--
 	l.live--
-	if seg.live == 0 && seg != l.segs[0] {
+	if seg.live == 0 && seg != l.segs[0] && seg != l.claimed {
 		k := sort.Search(len(l.segs), func(k int) bool { return l.segs[k].base >= seg.base })
 		copy(l.segs[k:], l.segs[k+1:])
 		l.segs[len(l.segs)-1] = nil
@@ -258,11 +292,11 @@ func (l *list) remove(id ID) (t Task, barrier, ok bool) {
 func (l *list) trim() {
 	for len(l.segs) > 0 {
 		seg := l.segs[0]
-		for seg.head < seg.n && seg.data[seg.head] == nil {
+		for seg.head < seg.n && atomic.LoadPointer(&seg.data[seg.head]) == nil {
 			seg.head++
 		}
-		if seg.head < seg.n {
-			return // a live item
+		if seg.head < seg.n || seg == l.claimed {
+			return // a live item, or a segment a claim still uses
 		}
 		if len(l.segs) == 1 {
 			seg.base, seg.head, seg.n = l.next, 0, 0
@@ -277,20 +311,96 @@ func (l *list) trim() {
 // shrink frees the segment an emptied list keeps, so that an idle queue holds
 // no memory for items.
 func (l *list) shrink() {
-	if l.live == 0 && len(l.segs) > 0 {
+	if l.live == 0 && len(l.segs) > 0 && l.claimed == nil {
 		l.segs[0].free()
 		l.segs = nil
 	}
 }
 
 // drain removes every item and returns them, oldest first, with their
-// barrier marks.
+// barrier marks: those of a claim that its worker has not taken yet, then the
+// others.
 func (l *list) drain() (ts []Task, barriers []bool) {
-	ts = make([]Task, 0, l.live)
-	barriers = make([]bool, 0, l.live)
+	ts = make([]Task, 0, l.live+int(l.claimLeft.Load()))
+	barriers = make([]bool, 0, cap(ts))
+	l.revoke() // the claimed items not started come back to the head
 	for l.live > 0 {
 		barriers = append(barriers, l.frontIsBarrier())
 		ts = append(ts, l.pop())
 	}
 	return ts, barriers
+}
+
+// claim takes up to max items from the head of the first segment out of the
+// list, stopping before a barrier, for the caller to run with nextClaimed and end
+// with unclaim. It returns the segment. The list must not be empty, its head
+// must not be a barrier, and no other claim may be under way.
+func (l *list) claim(max int32) *segment {
+	seg := l.segs[0]
+	from, to := seg.head, seg.head
+	n := int32(0)
+	for to < seg.n && n < max {
+		if atomic.LoadPointer(&seg.data[to]) != nil {
+			if seg.tags[to]&barrierTag != 0 {
+				break
+			}
+			n++
+		}
+		to++
+	}
+	seg.head = to
+	seg.live -= n
+	l.live -= int(n)
+	l.claimLeft.Store(n)
+	l.claimNext.Store(from)
+	l.claimed, l.claimFrom, l.claimTo = seg, from, to
+	return seg
+}
+
+// nextClaimed returns the next item of the claim of seg for its worker, which runs
+// without the lock, or false once the claim is used up or revoked. Items that
+// a removal took first are skipped.
+func (l *list) nextClaimed(seg *segment, to int32) (Task, bool) {
+	for {
+		i := l.claimNext.Load()
+		if i >= to || !l.claimNext.CompareAndSwap(i, i+1) {
+			return nil, false
+		}
+		if t, ok := seg.take(i); ok {
+			l.claimLeft.Add(-1)
+			return t, true
+		}
+	}
+}
+
+// revoke puts the items of the claim that its worker has not reached back at
+// the head of the list, where any worker may start them: s was suspended, or
+// its limit changed. The worker keeps the item it runs.
+func (l *list) revoke() {
+	seg := l.claimed
+	if seg == nil {
+		return
+	}
+	cut := l.claimNext.Swap(l.claimTo)
+	back := int32(0)
+	for i := cut; i < l.claimTo; i++ {
+		if atomic.LoadPointer(&seg.data[i]) != nil {
+			back++
+		}
+	}
+	l.claimTo = cut
+	if back > 0 {
+		l.claimLeft.Add(-back)
+		seg.head = cut
+		seg.live += back
+		l.live += int(back)
+		l.trim()
+	}
+}
+
+// unclaim ends the claim, putting back what its worker did not run.
+func (l *list) unclaim() {
+	l.revoke()
+	l.claimed = nil
+	l.trim()
 }

@@ -113,7 +113,8 @@ func (s *Scheduler) Stats() Stats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	running := s.running + s.nested - s.drainRun
-	return Stats{Pending: s.list.live, Running: int(running), Completed: s.completed}
+	pending := s.list.live + int(s.list.claimLeft.Load())
+	return Stats{Pending: pending, Running: int(running), Completed: s.completed}
 }
 
 // Enqueue adds t at the end of the list and returns its ID. It never blocks:

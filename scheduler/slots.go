@@ -76,9 +76,13 @@ func (b *books) inUse() int {
 }
 
 // shrink forgets the records once none is in use, so that an idle
-// Scheduler holds no memory for them.
+// Scheduler does not keep a burst's peak; a few records stay, so that a
+// Scheduler that goes idle and busy again does not allocate each time.
 func (b *books) shrink() {
-	if b.inUse() == 0 {
+	if cap(b.recs) > keptRecs && b.inUse() == 0 {
 		b.recs = nil
 	}
 }
+
+// keptRecs is how many slot records an idle Scheduler keeps.
+const keptRecs = 4

@@ -78,6 +78,23 @@ func (s *Scheduler) work() {
 	s.mu.Lock()
 	tok := s.books.take(g)
 	for {
+		if s.claimableLocked() {
+			seg := s.list.claim(claimMax)
+			to := s.list.claimTo
+			s.running++ // the claim counts as one item running
+			s.mu.Unlock()
+			ran := s.runClaim(seg, to, tok, g)
+			s.mu.Lock()
+			s.list.unclaim()
+			s.running--
+			s.completed += uint64(ran)
+			if s.grantLocked() {
+				s.books.give(tok, g)
+				s.mu.Unlock()
+				return
+			}
+			continue
+		}
 		t, ok := s.takeLocked()
 		if !ok {
 			s.books.give(tok, g)
@@ -142,6 +159,65 @@ func (s *Scheduler) takeLocked() (Task, bool) {
 		s.room.release(1)
 	}
 	return t, true
+}
+
+// claimMax is the most items a worker of a serial Scheduler takes out of the
+// list in one step; see runClaim.
+const claimMax = 64
+
+// claimableLocked reports whether the calling worker may claim a run of
+// items: s is serial, so that running them one after the other keeps the
+// order and the limit, and the item at the head may start.
+func (s *Scheduler) claimableLocked() bool {
+	return s.limit == 1 && s.active == 1 && s.list.live > 1 && s.levels == nil &&
+		!s.suspended && !s.exclusive && len(s.barriers) == 0
+}
+
+// runClaim runs, one after the other, the items of the claim of seg, which
+// the calling worker took out of the list under one lock instead of one lock
+// per item. Each item goes to the worker or to a removal (see list.nextClaimed):
+// Cancel still stops an item of a claim that has not started. Suspend and
+// SetLimit revoke the rest of a claim, and runClaim ends when it is used up.
+// It returns how many items ran. A panic in an item goes to the panic
+// handler; if an item calls runtime.Goexit, runClaim ends the claim and
+// gives the slot back before the worker's goroutine ends.
+func (s *Scheduler) runClaim(seg *segment, to int32, tok token, g uint64) (ran int) {
+	normal := false
+	defer func() {
+		if normal {
+			return
+		}
+		s.mu.Lock()
+		s.list.unclaim()
+		s.running--
+		s.completed += uint64(ran)
+		s.books.give(tok, g)
+		s.freeSlotLocked()
+		s.spawnLocked()
+		s.idleLocked()
+		s.unlock()
+	}()
+	for {
+		t, ok := s.list.nextClaimed(seg, to)
+		if !ok {
+			break
+		}
+		s.room.release(1)
+		ran++
+		s.call(t)
+	}
+	normal = true
+	return ran
+}
+
+// call runs t, giving a panic to the panic handler.
+func (s *Scheduler) call(t Task) {
+	defer func() {
+		if v := recover(); v != nil {
+			s.onPanic(NewPanicError(v))
+		}
+	}()
+	t.Run()
 }
 
 // finishLocked records the end of t, an item that ran on a slot (nil for

@@ -167,15 +167,22 @@ func BenchmarkRunAsync(b *testing.B) {
 	})
 }
 
-// BenchmarkRunSync measures submit-and-wait: RunSync on an idle queue, which
-// runs on the caller; a round trip through a worker (RunAsync and Wait)
-// against a request and reply over unbuffered channels; and RunSync from
-// many goroutines at once on one serial queue.
+// BenchmarkRunSync measures submit-and-wait, each path against the baseline
+// it should be compared with:
+//
+//	path=inline   RunSync on an idle queue, which runs f on the caller,
+//	              against impl=mutex, f called under a mutex
+//	path=handoff  RunAsync and Wait through a worker, against impl=pingpong,
+//	              a request and a reply over unbuffered channels
+//	path=wait     RunSync on a queue that has a task queued, so that f waits
+//	              its turn and runs on a worker (each op queues that task
+//	              first, with Go), against the same ping-pong
 func BenchmarkRunSync(b *testing.B) {
 	ctx := context.Background()
 	tiny := func(context.Context) error { tinyTask(); return nil }
+	nop := func() {}
 	for _, bq := range benchQueues {
-		b.Run(fmt.Sprintf("impl=taskqueue/state=idle/queue=%s", bq.name), func(b *testing.B) {
+		b.Run(fmt.Sprintf("path=inline/impl=taskqueue/queue=%s", bq.name), func(b *testing.B) {
 			b.ReportAllocs()
 			q := bq.new()
 			for b.Loop() {
@@ -183,14 +190,42 @@ func BenchmarkRunSync(b *testing.B) {
 			}
 		})
 	}
-	b.Run("impl=taskqueue/state=handoff/queue=serial", func(b *testing.B) {
+	b.Run("path=inline/impl=mutex", func(b *testing.B) {
+		b.ReportAllocs()
+		var mu sync.Mutex
+		for b.Loop() {
+			mu.Lock()
+			tiny(ctx)
+			mu.Unlock()
+		}
+	})
+	b.Run("path=handoff/impl=taskqueue/queue=serial", func(b *testing.B) {
 		b.ReportAllocs()
 		q := taskqueue.NewSerial()
 		for b.Loop() {
 			q.RunAsync(ctx, tiny).Wait(ctx)
 		}
 	})
-	b.Run("impl=pingpong/state=handoff", func(b *testing.B) {
+	b.Run("path=wait/impl=taskqueue/queue=serial", func(b *testing.B) {
+		b.ReportAllocs()
+		q := taskqueue.NewSerial()
+		for b.Loop() {
+			q.Go(nop)
+			q.RunSync(ctx, tiny)
+		}
+	})
+	b.Run("path=wait/impl=taskqueue/queue=serial/subs=8", func(b *testing.B) {
+		b.ReportAllocs()
+		q := taskqueue.NewSerial()
+		b.SetParallelism(4)
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				q.Go(nop)
+				q.RunSync(ctx, tiny)
+			}
+		})
+	})
+	b.Run("path=handoff/impl=pingpong", func(b *testing.B) {
 		b.ReportAllocs()
 		req, reply := make(chan func()), make(chan struct{})
 		go func() {
@@ -204,15 +239,5 @@ func BenchmarkRunSync(b *testing.B) {
 			<-reply
 		}
 		close(req)
-	})
-	b.Run("impl=taskqueue/state=busy/queue=serial/subs=8", func(b *testing.B) {
-		b.ReportAllocs()
-		q := taskqueue.NewSerial()
-		b.SetParallelism(4)
-		b.RunParallel(func(pb *testing.PB) {
-			for pb.Next() {
-				q.RunSync(ctx, tiny)
-			}
-		})
 	})
 }
