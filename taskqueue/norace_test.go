@@ -1,0 +1,5 @@
+//go:build !race
+
+package taskqueue_test
+
+const raceEnabled = false
