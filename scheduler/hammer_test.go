@@ -19,7 +19,7 @@ import (
 // the end every item must have run exactly once.
 func TestHammerNoLostWakeup(t *testing.T) {
 	total := 1 << 20
-	if testing.Short() {
+	if testing.Short() || raceEnabled {
 		total = 1 << 16
 	}
 	for _, limit := range []int{1, 2, 8} {

@@ -261,7 +261,11 @@ func FuzzScheduler(f *testing.F) {
 // reference, so that plain go test covers what the fuzzer explores.
 func TestSchedulerModelRandom(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
-	for i := range 60 {
+	runs := 60
+	if raceEnabled {
+		runs = 20 // each step lists the goroutines: slow under the race detector
+	}
+	for i := range runs {
 		ops := make([]byte, 300)
 		for k := range ops {
 			ops[k] = byte(r.UintN(256))

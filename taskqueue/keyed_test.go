@@ -97,7 +97,7 @@ func TestKeyedRunSyncFromOwnKey(t *testing.T) {
 // no lane behind.
 func TestKeyedMemoryFollowsKeysWithWork(t *testing.T) {
 	n := 1_000_000
-	if testing.Short() {
+	if testing.Short() || raceEnabled {
 		n = 100_000
 	}
 	target := taskqueue.NewConcurrent(runtime.GOMAXPROCS(0))

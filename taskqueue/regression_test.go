@@ -157,7 +157,7 @@ func name(a, b, q *taskqueue.Queue) string {
 // plus the tasks; now the heap must not grow with them.
 func TestCanceledTasksBehindAStuckHeadFreeTheirMemory(t *testing.T) {
 	n := 1_000_000
-	if testing.Short() {
+	if testing.Short() || raceEnabled {
 		n = 100_000
 	}
 	ctx := context.Background()

@@ -1,0 +1,5 @@
+//go:build !race
+
+package scheduler_test
+
+const raceEnabled = false
