@@ -105,3 +105,71 @@ func ExampleWithPanicHandler() {
 	// recovered: oops
 	// next item runs
 }
+
+// Children run on their target's slots, with no goroutine of their own:
+// here two serial children share a target that runs one item at a time, and
+// take turns by a quantum of one item.
+func ExampleWithTarget() {
+	target := scheduler.New(1)
+	a := scheduler.New(1, scheduler.WithTarget(target), scheduler.WithQuantum(1))
+	b := scheduler.New(1, scheduler.WithTarget(target), scheduler.WithQuantum(1))
+	var out []string
+	target.Suspend() // queue everything first, to show the order
+	for i := range 2 {
+		a.Enqueue(scheduler.Func(func() { out = append(out, fmt.Sprint("a", i)) }))
+		b.Enqueue(scheduler.Func(func() { out = append(out, fmt.Sprint("b", i)) }))
+	}
+	target.Resume()
+	target.Wait(context.Background())
+	fmt.Println(out)
+	// Output: [a0 b0 a1 b1]
+}
+
+// A child of higher priority goes first on its target.
+func ExampleWithPriority() {
+	target := scheduler.New(1)
+	low := scheduler.New(1, scheduler.WithTarget(target))
+	high := scheduler.New(1, scheduler.WithTarget(target), scheduler.WithPriority(1))
+	var out []string
+	target.Suspend()
+	low.Enqueue(scheduler.Func(func() { out = append(out, "low") }))
+	high.Enqueue(scheduler.Func(func() { out = append(out, "high") }))
+	target.Resume()
+	target.Wait(context.Background())
+	fmt.Println(out)
+	// Output: [high low]
+}
+
+// A reservation takes room now for an item queued later.
+func ExampleReservation() {
+	s := scheduler.New(1, scheduler.WithMaxPending(1))
+	r, err := s.Reserve()
+	fmt.Println(err)
+	_, err = s.Enqueue(scheduler.Func(func() {}))
+	fmt.Println(err) // the reservation holds the only room
+	r.Enqueue(scheduler.Func(func() { fmt.Println("queued on the reserved room") }))
+	s.Wait(context.Background())
+	// Output:
+	// <nil>
+	// scheduler: list full
+	// queued on the reserved room
+}
+
+func ExampleScheduler_SetLimit() {
+	s := scheduler.New(1)
+	s.SetLimit(4)
+	fmt.Println(s.Limit())
+	// Output: 4
+}
+
+func ExampleScheduler_TryEnqueue() {
+	s := scheduler.New(1)
+	release := make(chan struct{})
+	fmt.Println(s.TryEnqueue(scheduler.Func(func() { <-release })))
+	fmt.Println(s.TryEnqueue(scheduler.Func(func() {}))) // the only slot is taken
+	close(release)
+	s.Wait(context.Background())
+	// Output:
+	// true
+	// false
+}

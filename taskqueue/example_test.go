@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -290,4 +291,125 @@ func ExampleDefaultConcurrent() {
 	}
 	fmt.Println()
 	// Output: 0 10 20 30
+}
+
+// A queue made WithTarget runs on another queue's slots: here a thousand
+// serial queues, one per entity, share two slots and no goroutine of their
+// own.
+func ExampleWithTarget() {
+	ctx := context.Background()
+	pool := taskqueue.NewConcurrent(2)
+	players := make([]*taskqueue.Queue, 1000)
+	scores := make([]int, len(players)) // each touched by its own serial queue only
+	for i := range players {
+		players[i] = taskqueue.NewSerial(taskqueue.WithTarget(pool))
+	}
+	for round := range 3 {
+		for i, p := range players {
+			p.Go(func() { scores[i] += round + 1 })
+		}
+	}
+	pool.Shutdown(ctx) // waits for the children's tasks too
+	fmt.Println(scores[0], scores[999])
+	// Output: 6 6
+}
+
+// A Keyed runs the tasks of each key in order, different keys in parallel,
+// with a lane only while a key has work.
+func ExampleKeyed() {
+	ctx := context.Background()
+	pool := taskqueue.NewConcurrent(4)
+	docs := taskqueue.NewKeyed[string](pool)
+	var mu sync.Mutex
+	edits := map[string][]int{}
+	for i := range 6 {
+		doc := []string{"a.txt", "b.txt"}[i%2]
+		docs.Go(doc, func() {
+			mu.Lock()
+			defer mu.Unlock()
+			edits[doc] = append(edits[doc], i)
+		})
+	}
+	docs.RunSync(ctx, "a.txt", func(context.Context) error { return nil }) // after a.txt's edits
+	pool.Close()
+	fmt.Println(edits["a.txt"], edits["b.txt"], docs.Lanes())
+	// Output: [0 2 4] [1 3 5] 0
+}
+
+// Visible assets load before distant ones on a busy pool.
+func ExampleWithPriority() {
+	ctx := context.Background()
+	pool := taskqueue.NewSerial()
+	near := taskqueue.NewSerial(taskqueue.WithTarget(pool), taskqueue.WithPriority(1))
+	far := taskqueue.NewSerial(taskqueue.WithTarget(pool))
+	var order []string
+	pool.Suspend() // queue both first, to show the order
+	far.Go(func() { order = append(order, "far") })
+	near.Go(func() { order = append(order, "near") })
+	pool.Resume()
+	pool.Shutdown(ctx)
+	fmt.Println(order)
+	// Output: [near far]
+}
+
+func ExampleQueue_Suspend() {
+	ctx := context.Background()
+	q := taskqueue.NewSerial()
+	q.Suspend()
+	h := q.RunAsync(ctx, func(context.Context) error { return nil })
+	fmt.Println("done while suspended:", h.IsDone())
+	q.Resume()
+	fmt.Println(h.Wait(ctx), h.IsDone())
+	// Output:
+	// done while suspended: false
+	// <nil> true
+}
+
+func ExampleQueue_SetLimit() {
+	q := taskqueue.NewConcurrent(2)
+	q.SetLimit(8)
+	fmt.Println(q.Limit())
+	// Output: 8
+}
+
+func ExampleQueue_TryGo() {
+	q := taskqueue.NewSerial()
+	release := make(chan struct{})
+	fmt.Println(q.TryGo(func() { <-release }))
+	fmt.Println(q.TryGo(func() {})) // its only slot is taken: not queued
+	close(release)
+	q.Close()
+	// Output:
+	// true
+	// false
+}
+
+// Waits shows a cycle: a task of a waits for b while a task of b waits for
+// a. Their contexts end it.
+func ExampleWaits() {
+	ctx, cancel := context.WithCancel(context.Background())
+	a, b := taskqueue.NewSerial(), taskqueue.NewSerial()
+	inA, inB := make(chan struct{}), make(chan struct{})
+	ha := a.RunAsync(ctx, func(ctx context.Context) error {
+		close(inA)
+		<-inB
+		return b.RunSync(ctx, func(context.Context) error { return nil })
+	})
+	hb := b.RunAsync(ctx, func(ctx context.Context) error {
+		close(inB)
+		<-inA
+		return a.RunSync(ctx, func(context.Context) error { return nil })
+	})
+	for len(taskqueue.Waits(a, b)) < 2 {
+		runtime.Gosched()
+	}
+	for _, w := range taskqueue.Waits(a, b) {
+		fmt.Println("waits for a:", w.Queue == a, "holds b:", len(w.Holds) == 1 && w.Holds[0] == b)
+	}
+	cancel()
+	fmt.Println(ha.Wait(context.Background()), hb.Wait(context.Background()))
+	// Unordered output:
+	// waits for a: true holds b: true
+	// waits for a: false holds b: false
+	// context canceled context canceled
 }
