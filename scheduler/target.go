@@ -44,7 +44,7 @@ func (s *Scheduler) drain() {
 	tok := s.books.take(g)
 	s.spawnLocked() // the next turn, if more may start than the running turns take
 	for n := int32(0); ; n++ {
-		if n == s.quantum && s.startableLocked() {
+		if n >= s.quantum && s.startableLocked() {
 			// The quantum is used up and more may start: this slot of s
 			// passes to a turn at the end of the target's list, unless one
 			// waits there already.
@@ -58,18 +58,32 @@ func (s *Scheduler) drain() {
 			s.mu.Unlock()
 			return
 		}
-		t, ok := s.takeLocked()
-		if !ok {
-			s.books.give(tok, g)
-			s.freeSlotLocked()
-			s.idleLocked()
-			s.unlock()
-			return
+		if s.claimableLocked() && n < s.quantum {
+			// A serial child takes the rest of its quantum in one claim.
+			seg := s.list.claim(min(claimMax, s.quantum-n))
+			to := s.list.claimTo
+			s.running++
+			s.mu.Unlock()
+			ran := s.runClaim(seg, to, tok, g)
+			s.mu.Lock()
+			s.list.unclaim()
+			s.running--
+			s.completed += uint64(ran)
+			n += int32(ran) - 1
+		} else {
+			t, ok := s.takeLocked()
+			if !ok {
+				s.books.give(tok, g)
+				s.freeSlotLocked()
+				s.idleLocked()
+				s.unlock()
+				return
+			}
+			s.mu.Unlock()
+			s.run(t, tok, g)
+			s.mu.Lock()
+			s.finishLocked(t)
 		}
-		s.mu.Unlock()
-		s.run(t, tok, g)
-		s.mu.Lock()
-		s.finishLocked(t)
 		if s.grantLocked() { // a waiting item takes this slot back first
 			s.books.give(tok, g)
 			s.mu.Unlock()

@@ -241,3 +241,44 @@ func BenchmarkRunSync(b *testing.B) {
 		close(req)
 	})
 }
+
+// BenchmarkLanes measures serial lanes, each with a few tasks, on one
+// target of GOMAXPROCS slots, against the same tasks on the target alone:
+// what per-entity order costs. ns/op is per task.
+func BenchmarkLanes(b *testing.B) {
+	const perKey = 10
+	procs := runtime.GOMAXPROCS(0)
+	b.Run("impl=keyed", func(b *testing.B) {
+		b.ReportAllocs()
+		target := taskqueue.NewConcurrent(procs)
+		k := taskqueue.NewKeyed[int](target)
+		key := 0
+		for i := 0; b.Loop(); i++ {
+			if i%perKey == 0 {
+				key++
+			}
+			k.Go(key, tinyTask)
+		}
+		target.Close()
+	})
+	b.Run("impl=children", func(b *testing.B) {
+		b.ReportAllocs()
+		target := taskqueue.NewConcurrent(procs)
+		var child *taskqueue.Queue
+		for i := 0; b.Loop(); i++ {
+			if i%perKey == 0 {
+				child = taskqueue.NewSerial(taskqueue.WithTarget(target))
+			}
+			child.Go(tinyTask)
+		}
+		target.Close()
+	})
+	b.Run("impl=concurrent", func(b *testing.B) {
+		b.ReportAllocs()
+		target := taskqueue.NewConcurrent(procs)
+		for b.Loop() {
+			target.Go(tinyTask)
+		}
+		target.Close()
+	})
+}

@@ -3,6 +3,7 @@ package taskqueue
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 )
 
 // A Keyed runs tasks in serial lanes by key, on a target queue's slots: the
@@ -27,15 +28,26 @@ type Keyed[K comparable] struct {
 	opts   []Option
 
 	mu    sync.Mutex // guards the fields below
-	lanes map[K]*lane
-	peak  int // the most lanes since lanes was made; a map does not shrink
+	lanes map[K]*lane[K]
+	peak  int        // the most lanes since lanes was made; a map does not shrink
+	free  []*lane[K] // idle lanes kept for new keys, at most maxFreeLanes
 }
 
 // A lane is the serial queue of one key, while the key has work.
-type lane struct {
-	q    *Queue
-	refs int // submissions under way, which keep the lane (under Keyed.mu)
+type lane[K comparable] struct {
+	q   *Queue
+	key K // under Keyed.mu
+	// refs counts the submissions under way, which keep the lane: taken
+	// under Keyed.mu, given back without it (see release).
+	refs atomic.Int32
+	// idled is set when the lane went idle while a submission held it:
+	// the submission's release then drops it.
+	idled atomic.Bool
 }
+
+// maxFreeLanes is how many idle lanes a Keyed keeps to reuse, which saves
+// making a queue for each new key.
+const maxFreeLanes = 256
 
 // NewKeyed returns a Keyed whose lanes run on target's slots. The options
 // are those of every lane: WithPanicHandler, WithMaxQueued (a bound per
@@ -45,7 +57,7 @@ func NewKeyed[K comparable](target *Queue, opts ...Option) *Keyed[K] {
 	if target == nil {
 		panic("taskqueue: NewKeyed with a nil target")
 	}
-	return &Keyed[K]{target: target, opts: opts, lanes: make(map[K]*lane)}
+	return &Keyed[K]{target: target, opts: opts, lanes: make(map[K]*lane[K])}
 }
 
 // Go runs f in key's lane and returns at once, as Queue.Go does.
@@ -54,8 +66,9 @@ func (k *Keyed[K]) Go(key K, f func()) error {
 		nilFunc("Keyed.Go")
 	}
 	l := k.acquire(key)
-	defer k.release(key, l)
-	return l.q.Go(f)
+	err := l.q.Go(f)
+	k.release(l, err != nil)
+	return err
 }
 
 // RunAsync runs f in key's lane and returns its Handle at once, as
@@ -65,8 +78,9 @@ func (k *Keyed[K]) RunAsync(ctx context.Context, key K, f func(context.Context) 
 		nilFunc("Keyed.RunAsync")
 	}
 	l := k.acquire(key)
-	defer k.release(key, l)
-	return l.q.RunAsync(ctx, f)
+	h := l.q.RunAsync(ctx, f)
+	k.release(l, h.IsDone())
+	return h
 }
 
 // RunSync runs f in key's lane and waits for it, as Queue.RunSync does:
@@ -76,7 +90,7 @@ func (k *Keyed[K]) RunSync(ctx context.Context, key K, f func(context.Context) e
 		nilFunc("Keyed.RunSync")
 	}
 	l := k.acquire(key)
-	defer k.release(key, l)
+	defer k.release(l, true)
 	return l.q.RunSync(ctx, f)
 }
 
@@ -89,50 +103,69 @@ func (k *Keyed[K]) Lanes() int {
 
 // acquire returns key's lane, making it if the key has none, and holds it
 // until release.
-func (k *Keyed[K]) acquire(key K) *lane {
+func (k *Keyed[K]) acquire(key K) *lane[K] {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	l := k.lanes[key]
 	if l == nil {
-		l = &lane{}
-		opts := append(k.opts[:len(k.opts):len(k.opts)], WithTarget(k.target),
-			optionFunc(func(o *options) { o.onIdle = func() { k.drop(key, l) } }))
-		l.q = NewSerial(opts...)
+		if n := len(k.free); n > 0 {
+			l = k.free[n-1]
+			k.free[n-1] = nil
+			k.free = k.free[:n-1]
+		} else {
+			l = &lane[K]{}
+			opts := append(k.opts[:len(k.opts):len(k.opts)], WithTarget(k.target),
+				optionFunc(func(o *options) { o.onIdle = func() { k.idle(l) } }))
+			l.q = NewSerial(opts...)
+		}
+		l.key = key
 		k.lanes[key] = l
 		k.peak = max(k.peak, len(k.lanes))
 	}
-	l.refs++
+	l.refs.Add(1)
 	return l
 }
 
-// release ends a submission to key's lane, dropping the lane if it is idle.
-func (k *Keyed[K]) release(key K, l *lane) {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	l.refs--
-	k.dropLocked(key, l)
+// release ends a submission to l. The lane may have gone idle meanwhile: if
+// the submission queued nothing (mayBeIdle), or if it went idle while held.
+func (k *Keyed[K]) release(l *lane[K], mayBeIdle bool) {
+	if l.refs.Add(-1) == 0 && (mayBeIdle || l.idled.Load()) {
+		k.mu.Lock()
+		k.dropLocked(l)
+		k.mu.Unlock()
+	}
 }
 
-// drop is the lane's idle function: the lane of key has no work left.
-func (k *Keyed[K]) drop(key K, l *lane) {
+// idle is the lane's idle function: l has no work left.
+func (k *Keyed[K]) idle(l *lane[K]) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	k.dropLocked(key, l)
-}
-
-// dropLocked forgets key's lane l if nothing holds it and it has no work.
-// A submission holds the lane from before it queues its task until after, so
-// a lane found idle here has no task, and the key's next task makes a new
-// lane, which cannot overlap this one.
-func (k *Keyed[K]) dropLocked(key K, l *lane) {
-	if l.refs > 0 || k.lanes[key] != l || !l.q.idle() {
+	if l.refs.Load() > 0 {
+		l.idled.Store(true) // the holder's release drops it
 		return
 	}
-	delete(k.lanes, key)
+	k.dropLocked(l)
+}
+
+// dropLocked forgets l if nothing holds it and it has no work, and keeps it
+// for a new key. A submission holds the lane from before it queues its task
+// until after, so a lane found idle here has no task, and the key's next
+// task goes to another lane or to this one anew, never to both.
+func (k *Keyed[K]) dropLocked(l *lane[K]) {
+	if l.refs.Load() > 0 || k.lanes[l.key] != l || !l.q.idle() {
+		return
+	}
+	l.idled.Store(false)
+	delete(k.lanes, l.key)
+	var zero K
+	l.key = zero
+	if len(k.free) < maxFreeLanes {
+		k.free = append(k.free, l)
+	}
 	if k.peak > 64 && len(k.lanes) < k.peak/4 {
 		// A Go map keeps its peak size after deletions: move the lanes to
 		// a fresh one, amortized over the deletions since the peak.
-		lanes := make(map[K]*lane, len(k.lanes))
+		lanes := make(map[K]*lane[K], len(k.lanes))
 		for key, l := range k.lanes {
 			lanes[key] = l
 		}
