@@ -3,6 +3,8 @@ package scheduler_test
 import (
 	"context"
 	"fmt"
+	"io"
+	"runtime/trace"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -63,5 +65,34 @@ func BenchmarkTryRun(b *testing.B) {
 	item := scheduler.Func(func() { n.Add(1) })
 	for b.Loop() {
 		s.TryRun(item)
+	}
+}
+
+// BenchmarkObserve measures what names (pprof labels on the workers) and
+// runtime/trace cost per item: an unnamed scheduler against a named one,
+// with tracing off and on.
+func BenchmarkObserve(b *testing.B) {
+	for _, tracing := range []bool{false, true} {
+		for _, name := range []string{"", "render"} {
+			b.Run(fmt.Sprintf("trace=%v/named=%v", tracing, name != ""), func(b *testing.B) {
+				if tracing {
+					if err := trace.Start(io.Discard); err != nil {
+						b.Skip(err)
+					}
+					defer trace.Stop()
+				}
+				b.ReportAllocs()
+				s := scheduler.New(1, scheduler.WithName(name))
+				var n atomic.Int64
+				item := scheduler.Func(func() { n.Add(1) })
+				for i := 1; b.Loop(); i++ {
+					s.Enqueue(item)
+					if i%drainEvery == 0 {
+						s.Wait(context.Background())
+					}
+				}
+				s.Wait(context.Background())
+			})
+		}
 	}
 }

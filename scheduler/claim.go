@@ -38,18 +38,18 @@ func (l *list) claim(max int32) *segment {
 	return seg
 }
 
-// nextClaimed returns the next item of the claim of seg for its worker, which runs
-// without the lock, or false once the claim is used up or revoked. Items that
-// a removal took first are skipped.
-func (l *list) nextClaimed(seg *segment, to int32) (Task, bool) {
+// nextClaimed returns the next item of the claim of seg for its worker, which
+// runs without the lock, and its slot, or false once the claim is used up or
+// revoked. Items that a removal took first are skipped.
+func (l *list) nextClaimed(seg *segment, to int32) (Task, int32, bool) {
 	for {
 		i := l.claimNext.Load()
 		if i >= to || !l.claimNext.CompareAndSwap(i, i+1) {
-			return nil, false
+			return nil, 0, false
 		}
 		if t, ok := seg.take(i); ok {
 			l.claimLeft.Add(-1)
-			return t, true
+			return t, i, true
 		}
 	}
 }

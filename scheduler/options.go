@@ -1,9 +1,6 @@
 package scheduler
 
-import (
-	"fmt"
-	"log"
-)
+import "fmt"
 
 // An Option configures a Scheduler. Options are given to New.
 type Option interface {
@@ -19,6 +16,7 @@ type options struct {
 	onPanic    func(*PanicError) // never nil after buildOptions
 	target     *Scheduler        // nil: a root
 	onIdle     func()
+	name       string
 	priority   int32
 	quantum    int32
 }
@@ -29,11 +27,6 @@ func buildOptions(opts []Option) options {
 		opt.apply(&o)
 	}
 	return o
-}
-
-// logPanic is the default panic handler.
-func logPanic(p *PanicError) {
-	log.Printf("scheduler: recovered %v", p)
 }
 
 // WithMaxPending bounds the number of items queued but not started, those
@@ -51,7 +44,9 @@ func WithMaxPending(n int) Option {
 // as a *PanicError with the stack of the panic. The handler runs on the worker
 // goroutine that recovered the panic, before that worker takes its next item;
 // it must not block for long, and must not panic. Without this option, panics
-// are written to the standard logger (package log), so that none goes unseen.
+// are reported through log/slog's default logger, at level Error, with the
+// attributes source (the name), panic (the value) and stack, so that none
+// goes unseen.
 //
 // Items that recover their own panics, as the taskqueue package's tasks do,
 // never reach the handler.
@@ -116,4 +111,15 @@ func WithIdleFunc(f func()) Option {
 		panic("scheduler: WithIdleFunc(nil)")
 	}
 	return optionFunc(func(o *options) { o.onIdle = f })
+}
+
+// WithName names the Scheduler: the name is the Source of the panics it
+// reports, its workers carry it as the runtime/pprof label "queue", so that
+// CPU profiles attribute their time to it, and, when runtime/trace is on,
+// each item it runs is a trace region of that name. Items of a child run
+// with the child's label, on its target's workers. An unnamed Scheduler sets
+// no label, which costs nothing per item, and its trace regions are named
+// "scheduler".
+func WithName(name string) Option {
+	return optionFunc(func(o *options) { o.name = name })
 }

@@ -14,6 +14,9 @@ type PanicError struct {
 	// Stack is the stack of the panicking goroutine at the time of the panic,
 	// as formatted by runtime/debug.Stack.
 	Stack []byte
+	// Source names where the panic was recovered: the name of the
+	// scheduler, queue or loom (see WithName), or "" if it has none.
+	Source string
 }
 
 // NewPanicError returns a PanicError for the panic value v with the stack of
@@ -23,8 +26,12 @@ func NewPanicError(v any) *PanicError {
 	return &PanicError{Value: v, Stack: debug.Stack()}
 }
 
-// Error returns the panic value followed by the stack of the panicking goroutine.
+// Error returns the panic value, where it was recovered if that has a name,
+// and the stack of the panicking goroutine.
 func (p *PanicError) Error() string {
+	if p.Source != "" {
+		return fmt.Sprintf("panic in %s: %v\n\n%s", p.Source, p.Value, p.Stack)
+	}
 	return fmt.Sprintf("panic: %v\n\n%s", p.Value, p.Stack)
 }
 

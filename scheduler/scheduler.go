@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/pprof"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -35,12 +36,14 @@ var (
 // one, the return of each item's Run happens before the start of the next
 // item's Run.
 type Scheduler struct {
-	onPanic func(*PanicError)
-	onIdle  func()     // WithIdleFunc; nil if none
-	room    *room      // nil unless WithMaxPending
-	parent  *Scheduler // the target whose slots s runs on; nil for a root
-	prio    int32      // the priority of s's drainers on its target
-	quantum int32      // the items a drainer of s runs before its siblings get a turn
+	onPanic  func(*PanicError)
+	onIdle   func()          // WithIdleFunc; nil if none
+	name     string          // WithName
+	labelCtx context.Context // the pprof labels of the name; nil if none
+	room     *room           // nil unless WithMaxPending
+	parent   *Scheduler      // the target whose slots s runs on; nil for a root
+	prio     int32           // the priority of s's drainers on its target
+	quantum  int32           // the items a drainer of s runs before its siblings get a turn
 
 	closed atomic.Bool // set by Close, under mu; read by s's children without it
 	// spin is the state of the lingering worker (see lingerLocked):
@@ -74,6 +77,7 @@ type Scheduler struct {
 	seq       uint64          // orders the drainers in levels
 	completed uint64          // items whose Run has returned or panicked
 	idle      chan struct{}
+	waits     waits // a sample of how long items wait to start
 }
 
 // New returns a Scheduler that runs at most limit items at once. A limit of
@@ -84,6 +88,10 @@ func New(limit int, opts ...Option) *Scheduler {
 	}
 	o := buildOptions(opts)
 	s := &Scheduler{onPanic: o.onPanic, onIdle: o.onIdle, parent: o.target, prio: o.priority, quantum: o.quantum, limit: int32(min(limit, maxLimit))}
+	if o.name != "" {
+		s.name = o.name
+		s.labelCtx = pprof.WithLabels(context.Background(), pprof.Labels(labelKey, o.name))
+	}
 	if o.maxPending > 0 {
 		s.room = newRoom(o.maxPending)
 	}
@@ -102,9 +110,10 @@ func (s *Scheduler) Limit() int {
 
 // Stats describes a Scheduler at one instant.
 type Stats struct {
-	Pending   int    // items queued and not started
-	Running   int    // items running, those run by TryRun included
-	Completed uint64 // items whose Run has returned or panicked
+	Pending   int     // items queued and not started
+	Running   int     // items running, those run by TryRun included
+	Completed uint64  // items whose Run has returned or panicked
+	Wait      Latency // how long a sample of the items waited to start
 }
 
 // Stats returns the state of s, read at one instant. The items of s's
@@ -114,7 +123,7 @@ func (s *Scheduler) Stats() Stats {
 	defer s.mu.Unlock()
 	running := s.running + s.nested - s.drainRun
 	pending := s.list.live + int(s.list.claimLeft.Load())
-	return Stats{Pending: pending, Running: int(running), Completed: s.completed}
+	return Stats{Pending: pending, Running: int(running), Completed: s.completed, Wait: s.waits.latency()}
 }
 
 // Enqueue adds t at the end of the list and returns its ID. It never blocks:
@@ -163,6 +172,7 @@ func (s *Scheduler) push(t Task, isBarrier bool) (ID, error) {
 // pushLocked queues t and starts what it needs.
 func (s *Scheduler) pushLocked(t Task, isBarrier bool) ID {
 	id := s.list.push(t, isBarrier)
+	s.waits.pushedLocked(id)
 	if isBarrier {
 		s.barriers = append(s.barriers, id)
 	}

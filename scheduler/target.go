@@ -39,6 +39,9 @@ func (s *Scheduler) pushDrainer(c *Scheduler) {
 // drainer of s on a slot of s's target.
 func (s *Scheduler) drain() {
 	g := goid.Current()
+	if s.setLabels() {
+		defer s.parent.restoreLabels()
+	}
 	s.mu.Lock()
 	s.waiting--
 	tok := s.books.take(g)
@@ -60,11 +63,9 @@ func (s *Scheduler) drain() {
 		}
 		if s.claimableLocked() && n < s.quantum {
 			// A serial child takes the rest of its quantum in one claim.
-			seg := s.list.claim(min(claimMax, s.quantum-n))
-			to := s.list.claimTo
-			s.running++
+			c := s.claimLocked(min(claimMax, s.quantum-n))
 			s.mu.Unlock()
-			ran := s.runClaim(seg, to, tok, g)
+			ran := s.runClaim(c, tok, g)
 			s.mu.Lock()
 			s.list.unclaim()
 			s.running--

@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"runtime"
+	"time"
 
 	"github.com/taskqueue-go/taskqueue/internal/goid"
 )
@@ -75,15 +76,14 @@ func (s *Scheduler) spawnLocked() {
 // slot back and returns.
 func (s *Scheduler) work() {
 	g := goid.Current()
+	s.setLabels()
 	s.mu.Lock()
 	tok := s.books.take(g)
 	for {
 		if s.claimableLocked() {
-			seg := s.list.claim(claimMax)
-			to := s.list.claimTo
-			s.running++ // the claim counts as one item running
+			c := s.claimLocked(claimMax)
 			s.mu.Unlock()
-			ran := s.runClaim(seg, to, tok, g)
+			ran := s.runClaim(c, tok, g)
 			s.mu.Lock()
 			s.list.unclaim()
 			s.running--
@@ -153,6 +153,7 @@ func (s *Scheduler) takeLocked() (Task, bool) {
 		s.exclusive = true
 		s.barriers = s.barriers[1:]
 	}
+	s.waits.startedLocked(s.list.frontID())
 	t := s.list.pop()
 	s.running++
 	if s.room != nil {
@@ -173,15 +174,34 @@ func (s *Scheduler) claimableLocked() bool {
 		!s.suspended && !s.exclusive && len(s.barriers) == 0
 }
 
-// runClaim runs, one after the other, the items of the claim of seg, which
-// the calling worker took out of the list under one lock instead of one lock
-// per item. Each item goes to the worker or to a removal (see list.nextClaimed):
-// Cancel still stops an item of a claim that has not started. Suspend and
-// SetLimit revoke the rest of a claim, and runClaim ends when it is used up.
-// It returns how many items ran. A panic in an item goes to the panic
-// handler; if an item calls runtime.Goexit, runClaim ends the claim and
-// gives the slot back before the worker's goroutine ends.
-func (s *Scheduler) runClaim(seg *segment, to int32, tok token, g uint64) (ran int) {
+// A claim is a run of items a worker took out of the list at once.
+type claim struct {
+	seg     *segment
+	to      int32       // the end of the claim in seg
+	samples []ID        // the items whose waits are sampled, in order
+	queued  []time.Time // when each was queued
+	hist    *histogram  // where their waits go
+}
+
+// claimLocked claims up to max items for the calling worker and counts the
+// claim as one item running.
+func (s *Scheduler) claimLocked(max int32) claim {
+	seg := s.list.claim(max)
+	c := claim{seg: seg, to: s.list.claimTo}
+	c.samples, c.queued, c.hist = s.waits.claimedLocked(seg.base+ID(s.list.claimFrom), seg.base+ID(c.to))
+	s.running++
+	return c
+}
+
+// runClaim runs, one after the other, the items of the claim c, which the
+// calling worker took out of the list under one lock instead of one lock per
+// item. Each item goes to the worker or to a removal (see
+// list.nextClaimed): Cancel still stops an item of a claim that has not
+// started. Suspend and SetLimit revoke the rest of a claim, and runClaim
+// ends when it is used up. It returns how many items ran. A panic in an item
+// goes to the panic handler; if an item calls runtime.Goexit, runClaim ends
+// the claim and gives the slot back before the worker's goroutine ends.
+func (s *Scheduler) runClaim(c claim, tok token, g uint64) (ran int) {
 	normal := false
 	defer func() {
 		if normal {
@@ -198,9 +218,15 @@ func (s *Scheduler) runClaim(seg *segment, to int32, tok token, g uint64) (ran i
 		s.unlock()
 	}()
 	for {
-		t, ok := s.list.nextClaimed(seg, to)
+		t, i, ok := s.list.nextClaimed(c.seg, c.to)
 		if !ok {
 			break
+		}
+		for len(c.samples) > 0 && c.samples[0] <= c.seg.base+ID(i) {
+			if c.samples[0] == c.seg.base+ID(i) {
+				c.hist.record(c.queued[0])
+			}
+			c.samples, c.queued = c.samples[1:], c.queued[1:]
 		}
 		s.room.release(1)
 		ran++
@@ -212,9 +238,13 @@ func (s *Scheduler) runClaim(seg *segment, to int32, tok token, g uint64) (ran i
 
 // call runs t, giving a panic to the panic handler.
 func (s *Scheduler) call(t Task) {
+	r := s.region()
 	defer func() {
+		if r != nil {
+			r.End()
+		}
 		if v := recover(); v != nil {
-			s.onPanic(NewPanicError(v))
+			s.onPanic(s.panicError(v))
 		}
 	}()
 	t.Run()
@@ -270,12 +300,16 @@ func (s *Scheduler) lingerLocked() bool {
 // accounting of t, and a new worker takes over if there is work.
 func (s *Scheduler) run(t Task, tok token, g uint64) {
 	normal := false
+	r := s.region()
 	defer func() {
+		if r != nil {
+			r.End()
+		}
 		if normal {
 			return
 		}
 		if v := recover(); v != nil {
-			s.onPanic(NewPanicError(v))
+			s.onPanic(s.panicError(v))
 			return
 		}
 		s.mu.Lock()

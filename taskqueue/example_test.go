@@ -3,6 +3,7 @@ package taskqueue_test
 import (
 	"context"
 	"errors"
+	"expvar"
 	"fmt"
 	"runtime"
 	"strings"
@@ -170,14 +171,14 @@ func ExampleQueue_Shutdown() {
 
 func ExampleQueue_Stats() {
 	ctx := context.Background()
-	q := taskqueue.NewSerial(taskqueue.WithPanicHandler(func(*taskqueue.PanicError) {}))
+	q := taskqueue.NewSerial(taskqueue.WithName("demo"), taskqueue.WithPanicHandler(func(*taskqueue.PanicError) {}))
 	q.RunSync(ctx, func(context.Context) error { return nil })
 	q.RunAsync(ctx, func(context.Context) error { panic("bug") }).Wait(ctx)
 	q.RunAfter(ctx, time.Hour, func(context.Context) error { return nil }).Cancel()
 	q.Close()
 	q.Go(func() {})
 	fmt.Printf("%+v\n", q.Stats())
-	// Output: {Queued:0 Delayed:0 Running:0 Completed:2 Succeeded:1 Failed:0 Panicked:1 Canceled:1 Rejected:1}
+	// Output: {Name:demo Queued:0 Delayed:0 Running:0 Completed:2 Succeeded:1 Failed:0 Panicked:1 Canceled:1 Rejected:1 Wait:{Samples:0 P50:0s P99:0s Max:0s}}
 }
 
 func ExampleRunAsync() {
@@ -412,4 +413,48 @@ func ExampleWaits() {
 	// waits for a: true holds b: true
 	// waits for a: false holds b: false
 	// context canceled context canceled
+}
+
+// expvarObserver publishes a queue's task counts and time through expvar,
+// which serves them as JSON on /debug/vars.
+type expvarObserver struct {
+	vars *expvar.Map
+}
+
+func (o expvarObserver) TaskStarted(q *taskqueue.Queue) { o.vars.Add(q.Name()+".started", 1) }
+
+func (o expvarObserver) TaskEnded(q *taskqueue.Queue, ran time.Duration, err error) {
+	outcome := ".ok"
+	if err != nil {
+		outcome = ".failed"
+	}
+	o.vars.Add(q.Name()+outcome, 1)
+	o.vars.Add(q.Name()+".ns", int64(ran))
+}
+
+func ExampleWithObserver() {
+	vars := new(expvar.Map) // expvar.NewMap("queues") publishes it
+	q := taskqueue.NewConcurrent(4, taskqueue.WithName("io"), taskqueue.WithObserver(expvarObserver{vars}))
+	ctx := context.Background()
+	for i := range 10 {
+		q.RunAsync(ctx, func(context.Context) error {
+			if i == 3 {
+				return errors.New("not found")
+			}
+			return nil
+		})
+	}
+	q.Close()
+	fmt.Println(vars.Get("io.started"), vars.Get("io.ok"), vars.Get("io.failed"))
+	// Output: 10 9 1
+}
+
+func ExampleWithName() {
+	ctx := context.Background()
+	q := taskqueue.NewSerial(taskqueue.WithName("assets"), taskqueue.WithPanicHandler(func(*taskqueue.PanicError) {}))
+	err := q.RunAsync(ctx, func(context.Context) error { panic("corrupt file") }).Wait(ctx)
+	var p *taskqueue.PanicError
+	errors.As(err, &p)
+	fmt.Println(p.Source, p.Value, q.Stats().Name)
+	// Output: assets corrupt file assets
 }

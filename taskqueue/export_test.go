@@ -14,3 +14,6 @@ func (q *Queue) Slots() int { return len(q.s.Holders()) }
 
 // Wait waits until q is idle.
 func (q *Queue) Wait(ctx context.Context) error { return q.s.Wait(ctx) }
+
+// MainError exposes the mapping of the main-thread helpers' errors.
+var MainError = mainError

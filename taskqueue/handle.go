@@ -294,7 +294,7 @@ func (h *Handle) run(f func(context.Context) error) {
 			h.abort(recover())
 		}
 	}()
-	err := f(h.ctx)
+	err := h.q.invoke(h.ctx, f)
 	normal = true
 	if err != nil {
 		h.q.failed.Add(1)
@@ -312,7 +312,7 @@ func (h *Handle) abort(v any) {
 		h.finish(aborted{})
 		return
 	}
-	p := scheduler.NewPanicError(v)
+	p := newPanicError(v, h.q)
 	h.q.panicked.Add(1)
 	h.q.onPanic(p)
 	h.finish(aborted{p})

@@ -2,7 +2,7 @@ package taskqueue
 
 import (
 	"fmt"
-	"log"
+	"log/slog"
 )
 
 // An Option configures a Queue. Options are given to NewSerial and
@@ -23,6 +23,8 @@ type options struct {
 	priority  int
 	quantum   int
 	onIdle    func() // for the lanes of a Keyed
+	name      string
+	observer  Observer
 }
 
 func buildOptions(opts []Option) options {
@@ -33,9 +35,10 @@ func buildOptions(opts []Option) options {
 	return o
 }
 
-// logPanic is the default panic handler.
+// logPanic is the default panic handler: a structured record through
+// log/slog's default logger.
 func logPanic(p *PanicError) {
-	log.Printf("taskqueue: task %v", p)
+	slog.Error("taskqueue: a task panicked", "queue", p.Source, "panic", p.Value, "stack", string(p.Stack))
 }
 
 // WithPanicHandler sets the function that receives the panics of the queue's
@@ -45,8 +48,10 @@ func logPanic(p *PanicError) {
 // caller still waits for is re-panicked in that caller instead.
 //
 // The handler runs on the goroutine of the task that panicked, before the
-// task's handle completes, and must not block for long. Without this option, panics are written with their stacks to
-// the standard logger (package log), so that none goes unseen.
+// task's handle completes, and must not block for long. Without this option,
+// panics are reported through log/slog's default logger, at level Error,
+// with the attributes queue (its name, see WithName), panic (the value) and
+// stack, so that none goes unseen.
 func WithPanicHandler(h func(*PanicError)) Option {
 	if h == nil {
 		panic("taskqueue: WithPanicHandler(nil)")
@@ -126,4 +131,25 @@ func WithQuantum(n int) Option {
 		panic(fmt.Sprintf("taskqueue: WithQuantum(%d): quantum must be positive", n))
 	}
 	return optionFunc(func(o *options) { o.quantum = n })
+}
+
+// WithName names the queue. The name is the Source of the *PanicError of
+// every panic of its tasks, and shows in Stats and in the default panic
+// report. The queue's workers carry it as the runtime/pprof label "queue",
+// so that CPU profiles attribute their time to it; a task submitted with a
+// context that carries pprof labels runs with those labels too. With
+// runtime/trace on, each task is a trace region of that name. An unnamed
+// queue sets no label, which costs nothing per task.
+func WithName(name string) Option {
+	return optionFunc(func(o *options) { o.name = name })
+}
+
+// WithObserver sets an Observer that sees every task of the queue start and
+// end, for metrics exporters. Without it, tasks cost nothing for
+// observation.
+func WithObserver(obs Observer) Option {
+	if obs == nil {
+		panic("taskqueue: WithObserver(nil)")
+	}
+	return optionFunc(func(o *options) { o.observer = obs })
 }

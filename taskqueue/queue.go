@@ -3,6 +3,7 @@ package taskqueue
 import (
 	"context"
 	"fmt"
+	"runtime/pprof"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -26,6 +27,9 @@ type Queue struct {
 	failFull  bool // FailWhenFull: never wait for room
 	isDefault bool // DefaultSerial or DefaultConcurrent, which cannot be closed
 	serial    bool // made by NewSerial: its limit stays 1
+	name      string
+	labels    context.Context // the pprof labels of the name; nil if none
+	observer  Observer        // nil if none
 
 	mu     sync.Mutex // guards the fields below
 	closed bool       // set by Shutdown and CloseNow
@@ -62,8 +66,13 @@ func NewConcurrent(n int, opts ...Option) *Queue {
 
 func newQueue(limit int, opts []Option) *Queue {
 	o := buildOptions(opts)
-	q := &Queue{onPanic: o.onPanic, bounded: o.maxQueued > 0, failFull: o.whenFull == FailWhenFull}
+	q := &Queue{onPanic: o.onPanic, bounded: o.maxQueued > 0, failFull: o.whenFull == FailWhenFull,
+		name: o.name, observer: o.observer}
 	sopts := []scheduler.Option{scheduler.WithPanicHandler(q.goPanicked)}
+	if o.name != "" {
+		q.labels = pprof.WithLabels(context.Background(), pprof.Labels("queue", o.name))
+		sopts = append(sopts, scheduler.WithName(o.name))
+	}
 	if q.bounded {
 		sopts = append(sopts, scheduler.WithMaxPending(o.maxQueued))
 	}
@@ -97,7 +106,7 @@ func (q *Queue) Go(f func()) error {
 	if f == nil {
 		nilFunc("Go")
 	}
-	if _, err := q.s.Enqueue(scheduler.Func(f)); err != nil {
+	if _, err := q.s.Enqueue(scheduler.Func(q.observeGo(f))); err != nil {
 		q.rejected.Add(1)
 		return queueError(err)
 	}
@@ -112,7 +121,15 @@ func (q *Queue) TryGo(f func()) bool {
 	if f == nil {
 		nilFunc("TryGo")
 	}
-	return q.s.TryEnqueue(scheduler.Func(f))
+	return q.s.TryEnqueue(scheduler.Func(q.observeGo(f)))
+}
+
+// observeGo returns f, wrapped for the queue's Observer if it has one.
+func (q *Queue) observeGo(f func()) func() {
+	if q.observer == nil {
+		return f
+	}
+	return func() { q.observe(func() error { f(); return nil }) }
 }
 
 // RunAsync submits f to run on q and returns its Handle at once. f receives

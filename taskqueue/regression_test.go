@@ -2,11 +2,13 @@ package taskqueue_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"testing"
 	"testing/synctest"
 
+	"github.com/taskqueue-go/taskqueue/mainthread"
 	"github.com/taskqueue-go/taskqueue/taskqueue"
 )
 
@@ -198,4 +200,20 @@ func liveHeap() int64 {
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
 	return int64(m.HeapAlloc)
+}
+
+// TestClosedErrorsMatchErrClosed: the closed errors of the main-thread
+// helpers match both this package's ErrClosed and mainthread's.
+func TestClosedErrorsMatchErrClosed(t *testing.T) {
+	err := taskqueue.MainError(mainthread.ErrClosed)
+	if !errors.Is(err, taskqueue.ErrClosed) || !errors.Is(err, mainthread.ErrClosed) {
+		t.Errorf("the closed error of RunAsyncOnMainThread, %v, matches ErrClosed %v and mainthread.ErrClosed %v; want both",
+			err, errors.Is(err, taskqueue.ErrClosed), errors.Is(err, mainthread.ErrClosed))
+	}
+	if err.Error() != mainthread.ErrClosed.Error() {
+		t.Errorf("its text is %q; want mainthread's", err)
+	}
+	if err := taskqueue.MainError(context.Canceled); err != context.Canceled {
+		t.Errorf("other errors are changed: %v", err)
+	}
 }

@@ -6,8 +6,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/taskqueue-go/taskqueue/scheduler"
 )
 
 // RunSync runs f on q and blocks until it returns, then returns its error.
@@ -93,12 +91,16 @@ func call[T any](q *Queue, ctx context.Context, f func(context.Context) (T, erro
 		if !normal {
 			if p := recover(); p != nil {
 				q.panicked.Add(1)
-				panic(scheduler.NewPanicError(p)) // the stack is f's: we are still unwinding it
+				panic(newPanicError(p, q)) // the stack is f's: we are still unwinding it
 			}
 			q.failed.Add(1) // runtime.Goexit goes on, as it would have for a plain call
 		}
 	}()
-	v, err = f(ctx)
+	if q.observer != nil {
+		err = q.observe(func() (err error) { v, err = f(ctx); return err })
+	} else {
+		v, err = f(ctx)
+	}
 	normal = true
 	if err != nil {
 		q.failed.Add(1)
@@ -228,7 +230,7 @@ func (c *syncCall) Run() {
 		if !normal {
 			var p *PanicError
 			if v := recover(); v != nil {
-				p = scheduler.NewPanicError(v)
+				p = newPanicError(v, q)
 				q.panicked.Add(1)
 			} else {
 				q.failed.Add(1)
@@ -236,7 +238,7 @@ func (c *syncCall) Run() {
 			c.end(nil, p, p == nil) // on Goexit, the worker's goroutine ends after this
 		}
 	}()
-	err := c.f(c.ctx)
+	err := q.invoke(c.ctx, c.f)
 	normal = true
 	if err != nil {
 		q.failed.Add(1)

@@ -1,7 +1,10 @@
 package taskqueue
 
+import "github.com/taskqueue-go/taskqueue/scheduler"
+
 // Stats describes the state of a queue and what it has done.
 type Stats struct {
+	Name      string // the queue's name (see WithName)
 	Queued    int    // tasks waiting for their turn
 	Delayed   int    // tasks waiting for their due time
 	Running   int    // tasks running now
@@ -11,6 +14,9 @@ type Stats struct {
 	Panicked  uint64 // tasks that panicked
 	Canceled  uint64 // tasks that were accepted and never ran
 	Rejected  uint64 // submissions refused: queue closed or full, or context done
+	// Wait is how long a sample of the tasks (one in 64) waited, from
+	// submitted (or due, for delayed tasks) to started.
+	Wait scheduler.Latency
 }
 
 // Stats returns the state of q. Its fields are read one after the other, not
@@ -23,6 +29,7 @@ func (q *Queue) Stats() Stats {
 	panicked, failed := q.panicked.Load(), q.failed.Load()
 	completed := max(s.Completed, skipped) - skipped
 	return Stats{
+		Name:      q.name,
 		Queued:    s.Pending,
 		Delayed:   delayed,
 		Running:   s.Running,
@@ -32,5 +39,6 @@ func (q *Queue) Stats() Stats {
 		Panicked:  panicked,
 		Canceled:  q.canceled.Load(),
 		Rejected:  q.rejected.Load(),
+		Wait:      s.Wait,
 	}
 }

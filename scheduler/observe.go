@@ -1,0 +1,208 @@
+package scheduler
+
+import (
+	"context"
+	"log/slog"
+	"math/bits"
+	"runtime/pprof"
+	"runtime/trace"
+	"sync/atomic"
+	"time"
+)
+
+// Observability. A Scheduler made WithName carries its name in every panic
+// it reports, in runtime/pprof labels on its workers (key "queue"), so that
+// CPU profiles attribute their time to it, and in runtime/trace regions, one
+// per item, when tracing is on. Unnamed, it sets no labels and its regions
+// are named "scheduler". Either way it samples how long items wait, from
+// queued to started (see Latency).
+
+// labelKey is the pprof label that names a worker's Scheduler.
+const labelKey = "queue"
+
+// regionName is the trace region type of the items of unnamed Schedulers.
+const regionName = "scheduler"
+
+// setLabels makes the calling goroutine, a worker or a drainer of s, carry
+// s's pprof labels, if s has a name. It reports whether it did.
+func (s *Scheduler) setLabels() bool {
+	if s.labelCtx == nil {
+		return false
+	}
+	pprof.SetGoroutineLabels(s.labelCtx)
+	return true
+}
+
+// restoreLabels gives the calling goroutine, whose labels a drainer of a
+// child of s changed, s's labels back: those of s's name, or none.
+func (s *Scheduler) restoreLabels() {
+	if s.labelCtx != nil {
+		pprof.SetGoroutineLabels(s.labelCtx)
+	} else {
+		pprof.SetGoroutineLabels(context.Background())
+	}
+}
+
+// panicError returns the PanicError of v, recovered by s.
+func (s *Scheduler) panicError(v any) *PanicError {
+	p := NewPanicError(v)
+	p.Source = s.name
+	return p
+}
+
+// region starts the trace region of an item of s, or returns nil if tracing
+// is off, which costs an atomic load.
+func (s *Scheduler) region() *trace.Region {
+	if !trace.IsEnabled() {
+		return nil
+	}
+	name := s.name
+	if name == "" {
+		name = regionName
+	}
+	return trace.StartRegion(context.Background(), name)
+}
+
+// logPanic is the default panic handler: a structured record through
+// log/slog's default logger.
+func logPanic(p *PanicError) {
+	slog.Error("scheduler: recovered a panic", "source", p.Source, "panic", p.Value, "stack", string(p.Stack))
+}
+
+// Latency summarizes how long a Scheduler's items waited, from queued to
+// started, over a sample of one item in sampleEvery. The percentiles are
+// upper bounds, each a power of two nanoseconds.
+type Latency struct {
+	Samples  uint64        // items measured
+	P50, P99 time.Duration // half and 99% of them waited at most this long
+	Max      time.Duration // the longest wait, rounded up as the percentiles
+}
+
+// sampleEvery is how many items a Scheduler queues for each one whose wait
+// it measures: one time.Now on queuing and one on starting, so that the cost
+// per item stays well under a nanosecond.
+const sampleEvery = 64
+
+// waits is a Scheduler's sample of waits, under its mutex. Its sampler is
+// made when the first item is sampled, so that a Scheduler through which
+// few items pass (a child with a handful, say) carries none.
+type waits struct {
+	pushes uint64 // items queued, to pick the samples
+	s      *sampler
+}
+
+// maxInFlight is how many sampled items may wait at once; the samples of a
+// backlog longer than sampleEvery*maxInFlight are spread over its length.
+const maxInFlight = 8
+
+// sampler holds the sampled items in flight, oldest first, and the
+// histogram of their waits, which counts with atomics, since the worker of a
+// claim measures without the lock.
+type sampler struct {
+	ids  [maxInFlight]ID
+	at   [maxInFlight]time.Time
+	head int // index of the oldest in flight
+	n    int // in flight
+	hist histogram
+}
+
+// histogram counts waits by their bit length in nanoseconds.
+type histogram struct {
+	buckets [40]atomic.Uint64
+}
+
+func (h *histogram) record(since time.Time) {
+	d := max(time.Since(since), 0)
+	h.buckets[min(bits.Len64(uint64(d)), len(h.buckets)-1)].Add(1)
+}
+
+// pushedLocked notes that the item id was queued, and samples it if its turn
+// has come and there is room for one more sample in flight.
+func (w *waits) pushedLocked(id ID) {
+	w.pushes++
+	if w.pushes%sampleEvery != 0 {
+		return
+	}
+	if w.s == nil {
+		w.s = new(sampler)
+	}
+	s := w.s
+	if s.n == maxInFlight {
+		return
+	}
+	i := (s.head + s.n) % maxInFlight
+	s.ids[i], s.at[i] = id, time.Now()
+	s.n++
+}
+
+// startedLocked notes that the item id has started: it records the wait of
+// the sample in flight of that item, and drops those before it, whose items
+// were removed.
+func (w *waits) startedLocked(id ID) {
+	s := w.s
+	if s == nil {
+		return
+	}
+	for s.n > 0 && s.ids[s.head] <= id {
+		if s.ids[s.head] == id {
+			s.hist.record(s.at[s.head])
+		}
+		s.head = (s.head + 1) % maxInFlight
+		s.n--
+	}
+}
+
+// claimedLocked hands the samples in flight of the items from to to
+// (excluded) to their claim, which records them as its worker starts them.
+func (w *waits) claimedLocked(from, to ID) (ids []ID, at []time.Time, h *histogram) {
+	s := w.s
+	if s == nil {
+		return nil, nil, nil
+	}
+	for s.n > 0 && s.ids[s.head] < to {
+		if id := s.ids[s.head]; id >= from {
+			ids, at = append(ids, id), append(at, s.at[s.head])
+		}
+		s.head = (s.head + 1) % maxInFlight
+		s.n--
+	}
+	return ids, at, &s.hist
+}
+
+func (w *waits) latency() Latency {
+	if w.s == nil {
+		return Latency{}
+	}
+	return w.s.hist.latency()
+}
+
+// latency summarizes h.
+func (h *histogram) latency() Latency {
+	var counts [len(h.buckets)]uint64
+	var n uint64
+	for i := range h.buckets {
+		counts[i] = h.buckets[i].Load()
+		n += counts[i]
+	}
+	var l Latency
+	l.Samples = n
+	if n == 0 {
+		return l
+	}
+	var seen uint64
+	for i, c := range counts {
+		if c == 0 {
+			continue
+		}
+		seen += c
+		bound := time.Duration(1) << i
+		if l.P50 == 0 && seen*2 >= n {
+			l.P50 = bound
+		}
+		if l.P99 == 0 && seen*100 >= n*99 {
+			l.P99 = bound
+		}
+		l.Max = bound
+	}
+	return l
+}

@@ -1,0 +1,147 @@
+package scheduler_test
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"io"
+	"log/slog"
+	"runtime/pprof"
+	"runtime/trace"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/taskqueue-go/taskqueue/scheduler"
+)
+
+// TestWorkersCarryTheName: the workers of a named scheduler, and those that
+// run a named child's items, carry the name as the pprof label "queue": the
+// goroutine profile shows it on the worker's stack, and a CPU profile taken
+// while the items burn CPU holds it.
+func TestWorkersCarryTheName(t *testing.T) {
+	root := scheduler.New(2, scheduler.WithName("render"))
+	child := scheduler.New(1, scheduler.WithTarget(root), scheduler.WithName("decode"))
+	release := make(chan struct{})
+	started := make(chan struct{}, 2)
+	root.Enqueue(scheduler.Func(func() { started <- struct{}{}; <-release }))
+	child.Enqueue(scheduler.Func(func() { started <- struct{}{}; <-release }))
+	<-started
+	<-started
+	var buf bytes.Buffer
+	pprof.Lookup("goroutine").WriteTo(&buf, 1)
+	profile := buf.String()
+	close(release)
+	for _, name := range []string{"render", "decode"} {
+		if !strings.Contains(profile, `labels: {"queue":"`+name+`"}`) {
+			t.Errorf("the goroutine profile shows no worker labelled %q:\n%s", name, profile)
+		}
+	}
+
+	// A CPU profile: the label's value is in the profile's string table
+	// only if samples carry it.
+	var cpu bytes.Buffer
+	if err := pprof.StartCPUProfile(&cpu); err != nil {
+		t.Skipf("no CPU profile here: %v", err) // another profile runs (go test -cpuprofile)
+	}
+	// About 0.2 s of CPU: the profiler samples 100 times a second of it.
+	burn := scheduler.New(1, scheduler.WithName("cpu-burner"))
+	burn.Enqueue(scheduler.Func(func() {
+		for range 200_000 {
+			spinWork()
+		}
+	}))
+	burn.Wait(context.Background())
+	pprof.StopCPUProfile()
+	zr, err := gzip.NewReader(&cpu)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(raw, []byte("cpu-burner")) {
+		t.Error("the CPU profile holds no sample labelled cpu-burner")
+	}
+	root.Wait(context.Background())
+}
+
+var spinSink uint64
+
+func spinWork() {
+	x := spinSink
+	for i := range 1000 {
+		x = x*31 + uint64(i)
+	}
+	spinSink = x
+}
+
+// TestTraceRegions: with runtime/trace on, each item is a region named by
+// its scheduler, or "scheduler" if unnamed.
+func TestTraceRegions(t *testing.T) {
+	var buf bytes.Buffer
+	if err := trace.Start(&buf); err != nil {
+		t.Skipf("no trace here: %v", err)
+	}
+	named := scheduler.New(1, scheduler.WithName("physics-step"))
+	unnamed := scheduler.New(1)
+	for range 3 {
+		named.Enqueue(scheduler.Func(func() {}))
+		unnamed.Enqueue(scheduler.Func(func() {}))
+	}
+	named.Wait(context.Background())
+	unnamed.Wait(context.Background())
+	trace.Stop()
+	for _, name := range []string{"physics-step", "scheduler"} {
+		if !bytes.Contains(buf.Bytes(), []byte(name)) {
+			t.Errorf("the trace holds no region %q", name)
+		}
+	}
+}
+
+// TestPanicsGoToSlog: the default panic handler writes a structured record
+// through log/slog, with the scheduler's name.
+func TestPanicsGoToSlog(t *testing.T) {
+	var buf bytes.Buffer
+	old := slog.Default()
+	slog.SetDefault(slog.New(slog.NewJSONHandler(&buf, nil)))
+	defer slog.SetDefault(old)
+	s := scheduler.New(1, scheduler.WithName("loader"))
+	s.Enqueue(scheduler.Func(func() { panic("bad asset") }))
+	s.Wait(context.Background())
+	out := buf.String()
+	for _, want := range []string{`"level":"ERROR"`, `"source":"loader"`, `"panic":"bad asset"`, `"stack":"goroutine`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("slog record %s lacks %s", out, want)
+		}
+	}
+}
+
+// TestWaitLatency: a sample of the items' waits shows in Stats, for items
+// taken one at a time and for items a serial worker claims in runs.
+func TestWaitLatency(t *testing.T) {
+	for _, limit := range []int{1, 2} {
+		synctest.Test(t, func(t *testing.T) {
+			s := scheduler.New(limit)
+			release := make(chan struct{})
+			for range limit {
+				s.Enqueue(scheduler.Func(func() { <-release }))
+			}
+			for range 8 * 64 {
+				s.Enqueue(scheduler.Func(func() {}))
+			}
+			time.Sleep(time.Second) // the queued items wait this long, at least
+			close(release)
+			s.Wait(context.Background())
+			l := s.Stats().Wait
+			if l.Samples != 8 {
+				t.Errorf("limit %d: Wait.Samples = %d after 512 items; want 8, one in 64", limit, l.Samples)
+			}
+			if l.P50 < time.Second || l.P50 > l.P99 || l.P99 > l.Max || l.Max > 2*time.Second {
+				t.Errorf("limit %d: Wait = %+v; want P50 over 1s, and P50 <= P99 <= Max <= 2s", limit, l)
+			}
+		})
+	}
+}

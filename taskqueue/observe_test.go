@@ -1,0 +1,142 @@
+package taskqueue_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"runtime"
+	"runtime/pprof"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/taskqueue-go/taskqueue/taskqueue"
+)
+
+// recorder is an Observer that keeps what it saw.
+type recorder struct {
+	mu      sync.Mutex
+	started int
+	ended   []error
+}
+
+func (r *recorder) TaskStarted(*taskqueue.Queue) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.started++
+}
+
+func (r *recorder) TaskEnded(_ *taskqueue.Queue, _ time.Duration, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.ended = append(r.ended, err)
+}
+
+// TestObserverSeesEveryTask: every kind of task, however it ends, is seen
+// to start and end once, with its outcome.
+func TestObserverSeesEveryTask(t *testing.T) {
+	forEachKind(t, func(t *testing.T, k queueKind) {
+		ctx := context.Background()
+		var rec recorder
+		q := k.new(taskqueue.WithObserver(&rec), taskqueue.WithPanicHandler(func(*taskqueue.PanicError) {}))
+		errBoom := errors.New("boom")
+		q.RunSync(ctx, func(context.Context) error { return nil }) // inline
+		q.RunAsync(ctx, func(context.Context) error { return errBoom }).Wait(ctx)
+		q.RunAsync(ctx, func(context.Context) error { panic("p") }).Wait(ctx)
+		q.RunAsync(ctx, func(context.Context) error { runtime.Goexit(); return nil }).Wait(ctx)
+		taskqueue.RunAsync(ctx, q, func(context.Context) (int, error) { return 1, nil }).Wait(ctx)
+		q.Go(func() {})
+		synctest.Wait()
+		if !q.TryGo(func() {}) {
+			t.Fatal("TryGo on an idle queue = false")
+		}
+		synctest.Wait()
+		release := block(t, q)
+		done := make(chan error)
+		go func() { done <- q.RunSync(ctx, func(context.Context) error { return errBoom }) }() // waits its turn
+		synctest.Wait()
+		release()
+		if err := <-done; err != errBoom {
+			t.Errorf("RunSync = %v", err)
+		}
+		q.Close()
+		rec.mu.Lock()
+		defer rec.mu.Unlock()
+		tasks := 8 + q.Limit() // the blockers too
+		if rec.started != tasks || len(rec.ended) != tasks {
+			t.Fatalf("observer saw %d starts and %d ends; want %d each", rec.started, len(rec.ended), tasks)
+		}
+		var nils, booms, panics, goexits int
+		for _, err := range rec.ended {
+			var p *taskqueue.PanicError
+			switch {
+			case err == nil:
+				nils++
+			case err == errBoom:
+				booms++
+			case errors.As(err, &p) && p.Value == "p":
+				panics++
+			case err == taskqueue.ErrGoexit:
+				goexits++
+			default:
+				t.Errorf("observer saw the outcome %v", err)
+			}
+		}
+		if booms != 2 || panics != 1 || goexits != 1 || nils != tasks-4 {
+			t.Errorf("outcomes: %d nil, %d errors, %d panics, %d Goexit; want %d, 2, 1, 1", nils, booms, panics, goexits, tasks-4)
+		}
+	})
+}
+
+// TestTaskLabelsAreKept: a task of a named queue, submitted with a context
+// that carries pprof labels, runs with its labels and the queue's; the
+// worker then goes back to the queue's alone.
+func TestTaskLabelsAreKept(t *testing.T) {
+	q := taskqueue.NewSerial(taskqueue.WithName("players"))
+	ctx := pprof.WithLabels(context.Background(), pprof.Labels("player", "7"))
+	profile := func() string {
+		var buf bytes.Buffer
+		pprof.Lookup("goroutine").WriteTo(&buf, 1)
+		return buf.String()
+	}
+	var during, after string
+	gate := make(chan struct{})
+	q.RunAsync(ctx, func(context.Context) error { during = profile(); return nil })
+	q.Go(func() { after = profile(); close(gate) })
+	<-gate
+	if !strings.Contains(during, `labels: {"player":"7", "queue":"players"}`) {
+		t.Errorf("during the task, no goroutine carries both labels:\n%s", during)
+	}
+	if !strings.Contains(after, `labels: {"queue":"players"}`) || strings.Contains(after, `"player":"7"`) {
+		t.Errorf("after the task, the worker's labels are not the queue's alone:\n%s", after)
+	}
+	q.Close()
+}
+
+// TestPanicReportNamesTheQueue: the default panic handler reports through
+// log/slog, with the queue's name, which is also the Source of the
+// *PanicError.
+func TestPanicReportNamesTheQueue(t *testing.T) {
+	var buf bytes.Buffer
+	old := slog.Default()
+	slog.SetDefault(slog.New(slog.NewJSONHandler(&buf, nil)))
+	defer slog.SetDefault(old)
+	ctx := context.Background()
+	q := taskqueue.NewSerial(taskqueue.WithName("assets"))
+	err := q.RunAsync(ctx, func(context.Context) error { panic("corrupt file") }).Wait(ctx)
+	var p *taskqueue.PanicError
+	if !errors.As(err, &p) || p.Source != "assets" || !strings.HasPrefix(p.Error(), "panic in assets: corrupt file") {
+		t.Errorf("Wait = %v; want a *PanicError from assets", err)
+	}
+	q.Go(func() { panic("from Go") })
+	q.Close()
+	out := buf.String()
+	for _, want := range []string{`"queue":"assets"`, `"panic":"corrupt file"`, `"panic":"from Go"`, `"level":"ERROR"`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("slog output %s lacks %s", out, want)
+		}
+	}
+}
