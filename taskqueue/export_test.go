@@ -1,6 +1,10 @@
 package taskqueue
 
-import "context"
+import (
+	"context"
+
+	"github.com/taskqueue-go/taskqueue/internal/mainhook"
+)
 
 // HasTimer reports whether q holds a timer for delayed tasks.
 func (q *Queue) HasTimer() bool {
@@ -17,3 +21,12 @@ func (q *Queue) Wait(ctx context.Context) error { return q.s.Wait(ctx) }
 
 // MainError exposes the mapping of the main-thread helpers' errors.
 var MainError = mainError
+
+// WithoutMainThread runs f as in a program that does not import package
+// mainthread.
+func WithoutMainThread(f func()) {
+	call, goFn := mainhook.Call, mainhook.Go
+	mainhook.Call, mainhook.Go = nil, nil
+	defer func() { mainhook.Call, mainhook.Go = call, goFn }()
+	f()
+}

@@ -4,32 +4,53 @@ import (
 	"context"
 	"errors"
 
-	"github.com/taskqueue-go/taskqueue/mainthread"
+	"github.com/taskqueue-go/taskqueue/internal/mainhook"
 )
+
+// ErrNoMainThread is returned by RunSyncOnMainThread and
+// RunAsyncOnMainThread in a program that does not import package
+// mainthread, and so serves no main thread: the call could only wait
+// forever.
+var ErrNoMainThread = errors.New("taskqueue: no main thread is served: import package mainthread and serve it with mainthread.Run or a frame loop")
 
 // RunSyncOnMainThread runs fn on the main OS thread and blocks until it
 // returns. Called on the main thread, it runs fn at once. It is
 // mainthread.CallContext: if ctx is done first it returns ctx.Err() (fn does
 // not run if it had not started); once the main loop has stopped it returns
 // an error that matches both ErrClosed and mainthread.ErrClosed (errors.Is);
-// if fn panics, it panics in the caller with the *PanicError. The main thread must be served, by mainthread.Run or by a
-// frame loop that updates mainthread.Loom().
+// if fn panics, it panics in the caller with the *PanicError. The main thread
+// must be served, by mainthread.Run or by a frame loop that updates
+// mainthread.Loom().
+//
+// This package does not import package mainthread, whose init locks the
+// main goroutine to the main thread, which a program that only uses queues
+// pays for in every wait of its main goroutine: a program that uses these
+// helpers imports mainthread itself, to serve the main thread. Without it,
+// RunSyncOnMainThread returns ErrNoMainThread.
 func RunSyncOnMainThread(ctx context.Context, fn func()) error {
-	return mainError(mainthread.CallContext(ctx, fn))
+	if mainhook.Call == nil {
+		return ErrNoMainThread
+	}
+	return mainError(mainhook.Call(ctx, fn))
 }
 
 // RunAsyncOnMainThread queues fn to run on the main OS thread and returns at
 // once, never blocking. It is mainthread.Go: once the main loop has stopped
 // it returns an error that matches both ErrClosed and mainthread.ErrClosed
-// (errors.Is), and a panic in fn goes to the main loom's panic handler.
+// (errors.Is), and a panic in fn goes to the main loom's panic handler. In a
+// program that does not import package mainthread it returns
+// ErrNoMainThread (see RunSyncOnMainThread).
 func RunAsyncOnMainThread(fn func()) error {
-	return mainError(mainthread.Go(fn))
+	if mainhook.Go == nil {
+		return ErrNoMainThread
+	}
+	return mainError(mainhook.Go(fn))
 }
 
 // mainError returns err, made to match ErrClosed too if it is
 // mainthread.ErrClosed.
 func mainError(err error) error {
-	if errors.Is(err, mainthread.ErrClosed) {
+	if err != nil && errors.Is(err, mainhook.ErrClosed) {
 		return errMainClosed{err}
 	}
 	return err

@@ -217,3 +217,16 @@ func TestClosedErrorsMatchErrClosed(t *testing.T) {
 		t.Errorf("other errors are changed: %v", err)
 	}
 }
+
+// TestNoMainThreadIsNotAHang: in a program that does not import package
+// mainthread, nothing serves the main thread, and the helpers say so at once.
+func TestNoMainThreadIsNotAHang(t *testing.T) {
+	taskqueue.WithoutMainThread(func() {
+		if err := taskqueue.RunSyncOnMainThread(context.Background(), func() {}); err != taskqueue.ErrNoMainThread {
+			t.Errorf("RunSyncOnMainThread = %v; want ErrNoMainThread", err)
+		}
+		if err := taskqueue.RunAsyncOnMainThread(func() {}); err != taskqueue.ErrNoMainThread {
+			t.Errorf("RunAsyncOnMainThread = %v; want ErrNoMainThread", err)
+		}
+	})
+}
