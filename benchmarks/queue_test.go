@@ -3,8 +3,11 @@ package benchmarks
 import (
 	"fmt"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/taskqueue-go/taskqueue/taskqueue"
 )
 
 // done counts the tasks that have run, in every benchmark: the tasks
@@ -117,13 +120,22 @@ func benchQueue(b *testing.B, sys System, limit, subs, every int, f func()) {
 }
 
 // BenchmarkSubmitWait measures submitting a task and waiting for it, one at
-// a time: RunSync for taskqueue (which runs the task on the caller when the
-// queue is idle), a handle's Wait for taskqueue-handle and pond, SubmitWait
-// for workerpool, and a channel per task for the systems without a future.
+// a time, on paths that compare like with like:
+//
+//	path=handoff  the task runs on a worker and the caller waits: a
+//	              handle's Wait for taskqueue-handle (RunAsync) and pond, SubmitWait
+//	              for workerpool, a request and reply over unbuffered channels
+//	              for channel, and a channel per task for the systems without a
+//	              future
+//	path=inline   taskqueue's RunSync on an idle queue, which runs the task
+//	              on the caller, against a call under a mutex
 func BenchmarkSubmitWait(b *testing.B) {
 	limit := runtime.GOMAXPROCS(0)
 	for _, sys := range Systems {
-		b.Run("impl="+sys.Name, func(b *testing.B) {
+		if sys.Name == "taskqueue" {
+			continue // its Wait is RunSync, which runs inline: see path=inline
+		}
+		b.Run("path=handoff/impl="+sys.Name, func(b *testing.B) {
 			p := sys.New(limit, func() { done.Add(1) })
 			defer p.Close()
 			b.ReportAllocs()
@@ -133,4 +145,66 @@ func BenchmarkSubmitWait(b *testing.B) {
 			}
 		})
 	}
+	b.Run("path=inline/impl=taskqueue", func(b *testing.B) {
+		p := newTaskqueueGo(limit, func() { done.Add(1) })
+		defer p.Close()
+		b.ReportAllocs()
+		for b.Loop() {
+			p.Wait()
+		}
+	})
+	b.Run("path=inline/impl=mutex", func(b *testing.B) {
+		var mu sync.Mutex
+		b.ReportAllocs()
+		for b.Loop() {
+			mu.Lock()
+			done.Add(1)
+			mu.Unlock()
+		}
+	})
+}
+
+// BenchmarkLanes measures per-key order: 10 tasks per key, keys one after
+// the other, on a target of GOMAXPROCS slots, submitted without waiting.
+// impl=keyed is taskqueue.Keyed; impl=children makes a serial child queue of
+// the target per key; impl=concurrent runs the same tasks on the target
+// alone, with no order per key, the baseline. ns/op is per task.
+func BenchmarkLanes(b *testing.B) {
+	const perKey = 10
+	procs := runtime.GOMAXPROCS(0)
+	run := func(b *testing.B, submit func(i int)) {
+		base := done.Load()
+		b.ReportAllocs()
+		defer ReportCPU(b)()
+		for i := 0; b.Loop(); i++ {
+			submit(i)
+			if (i+1)%drainEvery == 0 {
+				drainTo(base + int64(i+1))
+			}
+		}
+		drainTo(base + int64(b.N))
+	}
+	task := func() { done.Add(1) }
+	b.Run("impl=keyed", func(b *testing.B) {
+		target := taskqueue.NewConcurrent(procs)
+		k := taskqueue.NewKeyed[int](target)
+		run(b, func(i int) { k.Go(i/perKey, task) })
+		target.Close()
+	})
+	b.Run("impl=children", func(b *testing.B) {
+		target := taskqueue.NewConcurrent(procs)
+		var child *taskqueue.Queue
+		run(b, func(i int) {
+			if i%perKey == 0 {
+				child = taskqueue.NewSerial(taskqueue.WithTarget(target))
+			}
+			child.Go(task)
+		})
+		target.Close()
+	})
+	b.Run("impl=concurrent", func(b *testing.B) {
+		target := taskqueue.NewConcurrent(procs)
+		run(b, func(int) { target.Go(task) })
+		target.Close()
+	})
 }

@@ -102,3 +102,6 @@ func (s *Scheduler) Books() (holders []uint64, problem string) {
 
 // GoroutineID returns the calling goroutine's ID, as the books record it.
 func GoroutineID() uint64 { return goid.Current() }
+
+// MaxSeg is the most items a segment of the list holds.
+const MaxSeg = maxSeg

@@ -210,8 +210,8 @@ func TestListReleasesBuffer(t *testing.T) {
 	}
 	for l.Pop() != nil {
 	}
-	if l.Segments() > 1 || l.Cap() > 256 {
-		t.Errorf("after draining a burst: %d segments of %d slots; want at most one of at most 256", l.Segments(), l.Cap())
+	if l.Segments() > 1 || l.Cap() > scheduler.MaxSeg {
+		t.Errorf("after draining a burst: %d segments of %d slots; want at most one of at most %d", l.Segments(), l.Cap(), scheduler.MaxSeg)
 	}
 	l.Shrink()
 	if l.Cap() != 0 {
@@ -234,7 +234,7 @@ func TestListRemovalsBehindAStuckHead(t *testing.T) {
 			t.Fatal("Remove of the newest item = nil")
 		}
 	}
-	if l.Len() != 1 || l.Segments() > 2 || l.Cap() > 2*256 {
-		t.Errorf("after 1M push-remove pairs behind a head: %d items in %d segments of %d slots; want 1 in at most 2 of at most 512", l.Len(), l.Segments(), l.Cap())
+	if l.Len() != 1 || l.Segments() > 2 || l.Cap() > 2*scheduler.MaxSeg {
+		t.Errorf("after 1M push-remove pairs behind a head: %d items in %d segments of %d slots; want 1 in at most 2 of at most %d each", l.Len(), l.Segments(), l.Cap(), scheduler.MaxSeg)
 	}
 }

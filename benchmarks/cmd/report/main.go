@@ -43,7 +43,9 @@ func main() {
 		f.Close()
 		fmt.Fprintf(w, "Medians of %d runs of each benchmark; ×base is the ratio to the baseline of the same table and run.\n\n", res.runs)
 		queueTables(w, res)
+		trickleTable(w, res)
 		submitWaitTable(w, res)
+		simpleTable(w, res, "Serial lanes by key: 10 tasks per key on a target of GOMAXPROCS slots, time per task", "BenchmarkLanes", "", "concurrent", []string{"sec/op", "cpu-ns/op", "allocs/op", "B/op"})
 		simpleTable(w, res, "Main thread: a synchronous call's round trip", "BenchmarkMainThreadCall", "", "lockedgoroutine", []string{"sec/op", "cpu-ns/op", "allocs/op"})
 		loomTable(w, res)
 		simpleTable(w, res, "Coroutines: one step of 10,000 coroutines that yield every frame", "BenchmarkCoroutineStep", "", "iterpull", []string{"ns/step", "allocs/op"})
@@ -129,6 +131,38 @@ func (r results) median(name, unit string) (float64, bool) {
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2, true
 }
 
+// spread returns how far the samples of name in unit stray from their
+// median, at most, as a fraction of it.
+func (r results) spread(name, unit string) float64 {
+	m, ok := r.median(name, unit)
+	if !ok || m == 0 {
+		return 0
+	}
+	var far float64
+	for _, v := range r.samples[name][unit] {
+		far = max(far, abs(v-m))
+	}
+	return far / m
+}
+
+func abs(x float64) float64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// cell shows the median of name's time with its spread and its ratio to
+// the base benchmark's median.
+func (r results) cell(name, base string) string {
+	v, ok := r.median(name, "sec/op")
+	if !ok {
+		return "–"
+	}
+	b, _ := r.median(base, "sec/op")
+	return fmt.Sprintf("%s ±%.0f%% %s", format(v, "sec/op"), 100*r.spread(name, "sec/op"), ratio(v, b))
+}
+
 // format shows a value of a unit the way a reader reads it.
 func format(v float64, unit string) string {
 	switch unit {
@@ -169,39 +203,47 @@ var impls = func() []string {
 	return names
 }()
 
-// queueTables prints, for each task, the time per task of each system in
-// each configuration, with its ratio to the channel baseline, then the
-// allocations and CPU time of the first configuration.
+// queueTables prints, for each task and mode, the time per task of each
+// system in each configuration, with its spread and its ratio to the channel
+// baseline, then how taskqueue's Go compares with pond's, then the
+// allocations and CPU time of one configuration.
 func queueTables(w io.Writer, r results) {
 	procs := runtime.GOMAXPROCS(0)
-	for _, task := range []string{"tiny", "1us"} {
-		var configs []string
-		for _, limit := range []int{1, procs} {
-			for _, subs := range []int{1, 8} {
-				configs = append(configs, fmt.Sprintf("limit=%d/subs=%d", limit, subs))
-			}
+	var configs []string
+	for _, limit := range []int{1, procs} {
+		for _, subs := range []int{1, 8, 64} {
+			configs = append(configs, fmt.Sprintf("limit=%d/subs=%d", limit, subs))
 		}
-		fmt.Fprintf(w, "### Queues: time per task, task=%s\n\n", task)
-		fmt.Fprintf(w, "| system | %s |\n|---|%s\n", strings.Join(configs, " | "), strings.Repeat("---|", len(configs)))
-		for _, impl := range impls {
-			fmt.Fprintf(w, "| %s |", impl)
-			for _, c := range configs {
-				v, ok := r.median(fmt.Sprintf("BenchmarkQueue/task=%s/%s/impl=%s", task, c, impl), "sec/op")
-				base, _ := r.median(fmt.Sprintf("BenchmarkQueue/task=%s/%s/impl=channel", task, c), "sec/op")
-				if !ok {
-					fmt.Fprint(w, " – |")
-					continue
+	}
+	for _, task := range []string{"tiny", "1us"} {
+		for _, mode := range []string{"drain", "backlog"} {
+			bench := fmt.Sprintf("BenchmarkQueue/task=%s/mode=%s/", task, mode)
+			if _, ok := r.median(bench+configs[0]+"/impl=channel", "sec/op"); !ok {
+				continue
+			}
+			fmt.Fprintf(w, "### Queues: time per task, task=%s, mode=%s (%s...)\n\n", task, mode, bench)
+			fmt.Fprintf(w, "| system | %s |\n|---|%s\n", strings.Join(configs, " | "), strings.Repeat("---|", len(configs)))
+			for _, impl := range impls {
+				fmt.Fprintf(w, "| %s |", impl)
+				for _, c := range configs {
+					fmt.Fprintf(w, " %s |", r.cell(bench+c+"/impl="+impl, bench+c+"/impl=channel"))
 				}
-				fmt.Fprintf(w, " %s %s |", format(v, "sec/op"), ratio(v, base))
+				fmt.Fprintln(w)
+			}
+			fmt.Fprint(w, "| taskqueue ÷ pond-go |")
+			for _, c := range configs {
+				v, _ := r.median(bench+c+"/impl=taskqueue", "sec/op")
+				p, _ := r.median(bench+c+"/impl=pond-go", "sec/op")
+				fmt.Fprintf(w, " %s |", ratio(v, p))
 			}
 			fmt.Fprintln(w)
+			fmt.Fprintln(w)
 		}
-		fmt.Fprintln(w)
-		c := fmt.Sprintf("limit=%d/subs=1", procs)
-		fmt.Fprintf(w, "### Queues: cost per task, task=%s, %s\n\n", task, c)
+		c := fmt.Sprintf("BenchmarkQueue/task=%s/mode=backlog/limit=%d/subs=1", task, procs)
+		fmt.Fprintf(w, "### Queues: cost per task, %s\n\n", c)
 		fmt.Fprintln(w, "| system | CPU time | allocs | bytes |\n|---|---|---|---|")
 		for _, impl := range impls {
-			name := fmt.Sprintf("BenchmarkQueue/task=%s/%s/impl=%s", task, c, impl)
+			name := c + "/impl=" + impl
 			fmt.Fprintf(w, "| %s |", impl)
 			for _, unit := range []string{"cpu-ns/op", "allocs/op", "B/op"} {
 				if v, ok := r.median(name, unit); ok {
@@ -216,8 +258,24 @@ func queueTables(w io.Writer, r results) {
 	}
 }
 
+// trickleTable prints the time of a hand-off after an idle moment.
+func trickleTable(w io.Writer, r results) {
+	procs := runtime.GOMAXPROCS(0)
+	fmt.Fprintf(w, "### Trickle: one task, wait until it ran, again (BenchmarkTrickle)\n\n| system | limit=1 | limit=%d |\n|---|---|---|\n", procs)
+	for _, impl := range impls {
+		fmt.Fprintf(w, "| %s |", impl)
+		for _, limit := range []int{1, procs} {
+			b := fmt.Sprintf("BenchmarkTrickle/limit=%d/impl=", limit)
+			fmt.Fprintf(w, " %s |", r.cell(b+impl, b+"channel"))
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintln(w)
+}
+
 func submitWaitTable(w io.Writer, r results) {
-	simpleTable(w, r, "Submit and wait, one task at a time (RunSync and its nearest match)", "BenchmarkSubmitWait", "", "channel", []string{"sec/op", "cpu-ns/op", "allocs/op", "B/op"})
+	simpleTable(w, r, "Submit and wait through a worker, one task at a time", "BenchmarkSubmitWait", "path=handoff/", "channel", []string{"sec/op", "cpu-ns/op", "allocs/op", "B/op"})
+	simpleTable(w, r, "Submit and wait on an idle queue: RunSync runs on the caller, against a call under a mutex", "BenchmarkSubmitWait", "path=inline/", "mutex", []string{"sec/op", "allocs/op", "B/op"})
 }
 
 // simpleTable prints one row per impl= sub-benchmark of bench (with the
@@ -235,7 +293,7 @@ func simpleTable(w io.Writer, r results, title, bench, prefix, base string, unit
 	}
 	slices.SortFunc(rows, func(a, b string) int { return indexOf(a) - indexOf(b) })
 	baseV, _ := r.median(bench+"/"+prefix+"impl="+base, units[0])
-	fmt.Fprintf(w, "### %s\n\n| impl | %s | ×%s |", title, unitName(units[0]), base)
+	fmt.Fprintf(w, "### %s (%s)\n\n| impl | %s | ×%s |", title, bench+"/"+prefix, unitName(units[0]), base)
 	for _, u := range units[1:] {
 		fmt.Fprintf(w, " %s |", unitName(u))
 	}
@@ -243,7 +301,7 @@ func simpleTable(w io.Writer, r results, title, bench, prefix, base string, unit
 	for _, impl := range rows {
 		name := bench + "/" + prefix + "impl=" + impl
 		v, _ := r.median(name, units[0])
-		fmt.Fprintf(w, "| %s | %s | %s |", impl, format(v, units[0]), ratio(v, baseV))
+		fmt.Fprintf(w, "| %s | %s ±%.0f%% | %s |", impl, format(v, units[0]), 100*r.spread(name, units[0]), ratio(v, baseV))
 		for _, u := range units[1:] {
 			if x, ok := r.median(name, u); ok {
 				fmt.Fprintf(w, " %s |", format(x, u))
@@ -353,11 +411,12 @@ func goroutineTable(w io.Writer) {
 	fmt.Fprintln(w)
 }
 
-// backlogTable measures the heap that a backlog of a million queued tasks
-// takes in each system that queues without blocking its submitters.
+// backlogTable measures the memory that a backlog of a million queued tasks
+// takes in each system that queues without blocking its submitters: what it
+// allocated to queue them, and what stays live once a collection has run.
 func backlogTable(w io.Writer) {
 	const n = 1_000_000
-	fmt.Fprintln(w, "### Heap taken by a backlog of 1,000,000 tiny tasks\n\n| system | heap | per task |\n|---|---|---|")
+	fmt.Fprintln(w, "### Memory of a backlog of 1,000,000 tiny tasks (per task)\n\n| system | live | allocated |\n|---|---|---|")
 	for _, sys := range benchmarks.Systems {
 		if !sys.Queues || sys.Name == "channel" {
 			fmt.Fprintf(w, "| %s | – (blocks its submitters instead) | – |\n", sys.Name)
@@ -379,14 +438,17 @@ func backlogTable(w io.Writer) {
 			runtime.Gosched()
 		}
 		runtime.GC()
-		var before, after runtime.MemStats
+		var before, queued, live runtime.MemStats
 		runtime.ReadMemStats(&before)
 		for range n {
 			p.Go()
 		}
-		runtime.ReadMemStats(&after)
-		grown := float64(after.HeapAlloc) - float64(before.HeapAlloc)
-		fmt.Fprintf(w, "| %s | %.1f MB | %.0f B |\n", sys.Name, grown/1e6, grown/n)
+		runtime.ReadMemStats(&queued)
+		runtime.GC()
+		runtime.ReadMemStats(&live)
+		fmt.Fprintf(w, "| %s | %.1f B | %.1f B |\n", sys.Name,
+			(float64(live.HeapAlloc)-float64(before.HeapAlloc))/n,
+			float64(queued.TotalAlloc-before.TotalAlloc)/n)
 		close(gate)
 		for done.Load() < n+int64(limit) {
 			runtime.Gosched()
