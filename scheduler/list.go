@@ -53,8 +53,10 @@ type segment struct {
 	ntab int32 // entries of tabs in use
 	last uint8 // the index in tabs of the last item's type
 	// data[i] is the data word of item base+i; nil once popped or removed.
-	// It is read and written atomically, since a worker running a claim
-	// swaps it without the lock.
+	// The slots of a claim are swapped atomically, by its worker without the
+	// lock and by removals with it, and read atomically where a claim may be
+	// under way; every other access is under the lock, and the mutex orders
+	// a slot's plain write before any atomic use of it.
 	data []unsafe.Pointer
 	// tags[i] indexes tabs with its low bits, and marks a barrier.
 	tags []uint8
@@ -161,7 +163,7 @@ func (l *list) push(t Task, barrier bool) ID {
 		tab = seg.tab(w.tab)
 	}
 	i := seg.n
-	atomic.StorePointer(&seg.data[i], w.data)
+	seg.data[i] = w.data // not claimed before it is written: see data
 	seg.tags[i] = uint8(tab)
 	seg.last = uint8(tab)
 	if barrier {
@@ -198,8 +200,9 @@ func (s *segment) tab(tab unsafe.Pointer) int {
 	return int(s.ntab) - 1
 }
 
+// item returns the item in slot i, which no claim holds.
 func (s *segment) item(i int32) Task {
-	return join(s.tabs[s.tags[i]&tabMask], atomic.LoadPointer(&s.data[i]))
+	return join(s.tabs[s.tags[i]&tabMask], s.data[i])
 }
 
 // take swaps the data word of slot i for nil and returns the item it held,
@@ -240,11 +243,11 @@ func (l *list) pop() Task {
 	seg := l.segs[0]
 	i := seg.head
 	t := seg.item(i)
-	atomic.StorePointer(&seg.data[i], nil)
+	seg.data[i] = nil
 	seg.head++
 	seg.live--
 	l.live--
-	if seg.head == seg.n || atomic.LoadPointer(&seg.data[seg.head]) == nil {
+	if seg.head == seg.n || seg.data[seg.head] == nil {
 		l.trim() // a removed item or the end of the segment is next
 	}
 	return t
