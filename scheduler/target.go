@@ -46,7 +46,7 @@ func (s *Scheduler) drain() {
 	s.waiting--
 	tok := s.books.take(g)
 	s.spawnLocked() // the next turn, if more may start than the running turns take
-	for n := int32(0); ; n++ {
+	for n := int32(0); ; {
 		if n >= s.quantum && s.startableLocked() {
 			// The quantum is used up and more may start: this slot of s
 			// passes to a turn at the end of the target's list, unless one
@@ -61,30 +61,15 @@ func (s *Scheduler) drain() {
 			s.mu.Unlock()
 			return
 		}
-		if s.claimableLocked() && n < s.quantum {
-			// A serial child takes the rest of its quantum in one claim.
-			c := s.claimLocked(min(claimMax, s.quantum-n))
-			s.mu.Unlock()
-			ran := s.runClaim(c, tok, g)
-			s.mu.Lock()
-			s.list.unclaim()
-			s.running--
-			s.completed += uint64(ran)
-			n += int32(ran) - 1
-		} else {
-			t, ok := s.takeLocked()
-			if !ok {
-				s.books.give(tok, g)
-				s.freeSlotLocked()
-				s.idleLocked()
-				s.unlock()
-				return
-			}
-			s.mu.Unlock()
-			s.run(t, tok, g)
-			s.mu.Lock()
-			s.finishLocked(t)
+		ran, ok := s.runLocked(min(claimMax, max(1, s.quantum-n)), tok, g)
+		if !ok {
+			s.books.give(tok, g)
+			s.freeSlotLocked()
+			s.idleLocked()
+			s.unlock()
+			return
 		}
+		n += int32(ran)
 		if s.grantLocked() { // a waiting item takes this slot back first
 			s.books.give(tok, g)
 			s.mu.Unlock()

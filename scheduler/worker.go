@@ -80,23 +80,7 @@ func (s *Scheduler) work() {
 	s.mu.Lock()
 	tok := s.books.take(g)
 	for {
-		if s.claimableLocked() {
-			c := s.claimLocked(claimMax)
-			s.mu.Unlock()
-			ran := s.runClaim(c, tok, g)
-			s.mu.Lock()
-			s.list.unclaim()
-			s.running--
-			s.completed += uint64(ran)
-			if s.grantLocked() {
-				s.books.give(tok, g)
-				s.mu.Unlock()
-				return
-			}
-			continue
-		}
-		t, ok := s.takeLocked()
-		if !ok {
+		if _, ok := s.runLocked(claimMax, tok, g); !ok {
 			s.books.give(tok, g)
 			if s.grantLocked() {
 				s.mu.Unlock()
@@ -110,16 +94,38 @@ func (s *Scheduler) work() {
 			tok = s.books.take(g) // claimed: a push counted this worker in active
 			continue
 		}
-		s.mu.Unlock()
-		s.run(t, tok, g)
-		s.mu.Lock()
-		s.finishLocked(t)
 		if s.grantLocked() { // a waiting item takes this slot back first
 			s.books.give(tok, g)
 			s.mu.Unlock()
 			return
 		}
 	}
+}
+
+// runLocked runs what may start now on the slot tok, which the calling
+// goroutine g holds: a claim of up to max items on a serial Scheduler, or one
+// item. It reports how many items ran, or false if none could start. It is
+// called, and returns, with s.mu held.
+func (s *Scheduler) runLocked(max int32, tok token, g uint64) (int, bool) {
+	if s.claimableLocked() {
+		c := s.claimLocked(max)
+		s.mu.Unlock()
+		ran := s.runClaim(c, tok, g)
+		s.mu.Lock()
+		s.list.unclaim()
+		s.running--
+		s.completed += uint64(ran)
+		return ran, true
+	}
+	t, ok := s.takeLocked()
+	if !ok {
+		return 0, false
+	}
+	s.mu.Unlock()
+	s.run(t, tok, g)
+	s.mu.Lock()
+	s.finishLocked(t)
+	return 1, true
 }
 
 // takeLocked takes the next item that may start now, counts it as running
