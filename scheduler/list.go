@@ -177,13 +177,6 @@ func (l *list) push(t Task, barrier bool) ID {
 	return id
 }
 
-func (l *list) tail() *segment {
-	if len(l.segs) == 0 {
-		return nil
-	}
-	return l.segs[len(l.segs)-1]
-}
-
 // tab returns the index in s.tabs of the type word tab, adding it if there is
 // room, or -1.
 func (s *segment) tab(tab unsafe.Pointer) int {
