@@ -57,7 +57,7 @@
 //
 // A panic in an item is recovered on its worker and handed, as a
 // [*PanicError] with the stack of the panic, to the handler set with
-// [WithPanicHandler] (by default, the standard logger). The worker goes on
+// [WithPanicHandler] (by default, log/slog's default logger). The worker goes on
 // with the next item. An item that calls runtime.Goexit ends its worker, whose
 // slot passes to a new one; no item is lost either way.
 package scheduler

@@ -19,7 +19,7 @@ func newDefault(limit int) *Queue {
 // DefaultSerial returns the process-wide serial queue, created on first use.
 // It is safe for concurrent first use. While idle it holds no goroutine,
 // channel or timer, so it can be used by one testing/synctest bubble after
-// another. Its panics go to the standard logger. It cannot be closed.
+// another. Its panics go to log/slog's default logger. It cannot be closed.
 func DefaultSerial() *Queue { return defaultSerial() }
 
 // DefaultConcurrent returns the process-wide concurrent queue, created on

@@ -49,7 +49,7 @@
 // stack. RunSync re-panics with it in the caller. A task with a handle
 // completes with it, and it also goes to the queue's panic handler (see
 // [WithPanicHandler]), as do the panics of tasks started with Go; by default
-// the handler writes to the standard logger, so no panic goes unseen.
+// the handler reports through log/slog's default logger, so no panic goes unseen.
 //
 // # Shutting down
 //
