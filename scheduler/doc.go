@@ -15,9 +15,8 @@
 // returns an [ID] with which [Scheduler.TryDequeue] removes the item before it
 // starts. [Barrier] marks an item that runs alone. A Scheduler keeps its items
 // in a list and runs each on a worker goroutine. Workers start on demand and
-// exit when the list is empty; the last one spins briefly first, so that a
-// trickle of items does not start a goroutine each. An idle Scheduler holds
-// no goroutine and needs no Close. The decision to start or stop a worker is
+// exit when the list is empty. An idle Scheduler holds no goroutine and
+// needs no Close. The decision to start or stop a worker is
 // taken under the same lock as the look at the list, so no item is ever
 // stranded by a worker that leaves as it arrives. A worker of a serial
 // Scheduler takes runs of items out of the list at once, which saves a lock

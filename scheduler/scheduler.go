@@ -26,8 +26,8 @@ var (
 //
 // A root Scheduler runs its items on worker goroutines, which start on
 // demand, while fewer than Limit run and items wait, and exit once the list
-// is empty (the last one after a brief spin): an idle Scheduler holds no
-// goroutine and needs no Close to be collected. A Scheduler made WithTarget
+// is empty: an idle Scheduler holds no goroutine and needs no Close to be
+// collected. A Scheduler made WithTarget
 // has no goroutine of its own, ever: it runs its items on its target's slots
 // (see the package documentation, Trees).
 //
@@ -46,10 +46,6 @@ type Scheduler struct {
 	quantum  int32           // the items a drainer of s runs before its siblings get a turn
 
 	closed atomic.Bool // set by Close, under mu; read by s's children without it
-	// spin is the state of the lingering worker (see lingerLocked):
-	// spinIdle, spinning, or claimed by a push, which counted it in active.
-	// It is written under mu and read without it by the spinning worker.
-	spin atomic.Int32
 
 	mu sync.Mutex // guards the fields below
 	// Every decision to start or stop a worker is taken under mu together
@@ -294,7 +290,7 @@ func (s *Scheduler) idleLocked() {
 		close(s.idle)
 		s.idle = nil
 	}
-	if s.active == 0 && s.spin.Load() == spinIdle {
+	if s.active == 0 {
 		s.list.shrink()
 		s.books.shrink()
 	}

@@ -1,37 +1,16 @@
 package scheduler
 
 import (
-	"runtime"
 	"time"
 
 	"github.com/taskqueue-go/taskqueue/internal/goid"
 )
 
-// The states of Scheduler.spin.
-const (
-	spinIdle    = iota // no worker lingers
-	spinning           // the last worker lingers, holding no slot
-	spinClaimed        // a push handed the lingering worker a slot
-)
-
-// lingerSpins is how many times the last worker of a Scheduler yields the
-// processor, looking for new work, before it exits: a few microseconds, about
-// the time a submitter that waited for the previous item takes to queue the
-// next. A submitter that comes within it wakes the worker instead of starting
-// a goroutine, which costs several times more (see BenchmarkTrickle). The
-// spin counts yields, not time, so that it ends as quickly under
-// testing/synctest's fake clock, where time does not pass while a goroutine
-// runs.
-const (
-	lingerSpins      = 4096
-	lingerYieldEvery = 64
-)
-
 // spawnLocked starts the slots the queued items need: one for each item that
 // may start now and that no slot holder will take, within the limit. Holders
 // between two items count as takers, since each is about to take one. A
-// root starts a worker goroutine for a slot (or wakes the lingering one); a
-// child queues a drainer on its target.
+// root starts a worker goroutine for a slot; a child queues a drainer on its
+// target.
 func (s *Scheduler) spawnLocked() {
 	for s.active < s.limit && s.grantLocked() {
 		s.active++ // a waiting item takes back its lent slot first
@@ -63,8 +42,6 @@ func (s *Scheduler) spawnLocked() {
 		case s.parent != nil:
 			s.waiting++
 			s.parent.pushDrainer(s)
-		case s.spin.Load() == spinning:
-			s.spin.Store(spinClaimed) // the lingering worker takes this slot
 		default:
 			go s.work()
 		}
@@ -72,8 +49,12 @@ func (s *Scheduler) spawnLocked() {
 }
 
 // work is the body of a worker goroutine of a root Scheduler. It holds one
-// slot, runs items until none may start, lingers briefly, then gives the
-// slot back and returns.
+// slot, runs items until none may start, then gives the slot back and
+// returns. It does not linger for new work: on the machines measured, a
+// worker that stayed, spinning on another core, made a trickle of tasks
+// (one, wait, another) two to three times slower than starting a goroutine,
+// which the runtime runs next on the submitter's own processor, and it
+// burned a core meant for the submitter (see BenchmarkTrickle).
 func (s *Scheduler) work() {
 	g := goid.Current()
 	s.setLabels()
@@ -87,12 +68,9 @@ func (s *Scheduler) work() {
 				return
 			}
 			s.active--
-			if !s.lingerLocked() {
-				s.unlock()
-				return
-			}
-			tok = s.books.take(g) // claimed: a push counted this worker in active
-			continue
+			s.idleLocked()
+			s.unlock()
+			return
 		}
 		if s.grantLocked() { // a waiting item takes this slot back first
 			s.books.give(tok, g)
@@ -271,33 +249,6 @@ func (s *Scheduler) finishLocked(t Task) {
 		s.exclusive = false
 		s.spawnLocked()
 	}
-}
-
-// lingerLocked keeps the calling worker, which holds no slot any more, alive
-// for a few yields in case new work comes, if it is the last worker. It
-// returns with s.mu held, reporting whether a push claimed the worker, in
-// which case the push has counted it in active and it goes on as a worker.
-func (s *Scheduler) lingerLocked() bool {
-	if s.active > 0 || s.spin.Load() != spinIdle || s.closed.Load() {
-		s.idleLocked()
-		return false
-	}
-	s.spin.Store(spinning)
-	s.idleLocked() // wakes Wait; keeps the list's segment for the next item
-	s.unlock()
-	// The worker holds no slot and no lock: the Scheduler is idle.
-	for i := 0; i < lingerSpins && s.spin.Load() == spinning; i++ {
-		if i%lingerYieldEvery == lingerYieldEvery-1 {
-			runtime.Gosched()
-		}
-	}
-	s.mu.Lock()
-	claimed := s.spin.Load() == spinClaimed
-	s.spin.Store(spinIdle)
-	if !claimed {
-		s.idleLocked()
-	}
-	return claimed
 }
 
 // run runs t on the calling worker, which holds the slot tok. A panic in t
