@@ -3,11 +3,13 @@ package loom
 import (
 	"cmp"
 	"errors"
+	"fmt"
 	"iter"
 	"slices"
 	"sync"
 	"sync/atomic"
 
+	"github.com/taskqueue-go/taskqueue/internal/goid"
 	"github.com/taskqueue-go/taskqueue/scheduler"
 )
 
@@ -32,7 +34,7 @@ type Coroutine struct {
 	scope *Scope // nil for the Loom's own coroutines
 	id    uint64
 	body  func(yield func(Instruction) bool)
-	g     atomic.Uintptr // the goroutine its body runs on (see curg); set when it starts
+	g     atomic.Uint64 // the ID of the goroutine its body runs on; set when it starts
 
 	// Owned by the loom's goroutine:
 	next     func() (Instruction, bool)
@@ -47,6 +49,7 @@ type Coroutine struct {
 	waiters  []*Coroutine    // coroutines waiting for it
 	panicked *PanicError
 	frame    int64 // the frame in which it was started
+	refused  bool  // its yield has reported false: the body must return
 	liveIdx  int   // its index in the loom's live list while it runs
 
 	mu   sync.Mutex // guards the fields below, which any goroutine reads
@@ -80,6 +83,10 @@ func (c *Coroutine) Err() error {
 	defer c.mu.Unlock()
 	return c.err
 }
+
+// IsDone reports, without blocking, whether c has ended: its body returned
+// or panicked, or it was stopped or closed. Err then tells which.
+func (c *Coroutine) IsDone() bool { return c.isDone() }
 
 func (c *Coroutine) isDone() bool {
 	c.mu.Lock()
@@ -125,13 +132,26 @@ func (l *Loom) StopCoroutine(c *Coroutine) bool {
 	return c.Stop()
 }
 
-// StopAllCoroutines stops every coroutine of l, as Stop does for each.
+// StopAllCoroutines stops every coroutine of l started before it returns,
+// as Stop does for each: those running or waiting, and those started from
+// other goroutines that have not begun yet, which then never begin. Called
+// on l's goroutine, they end before it returns; from another goroutine, at
+// the start of the next frame.
 func (l *Loom) StopAllCoroutines() {
+	l.mu.Lock()
+	queued := l.incoming // started elsewhere, not begun: they never will
+	l.incoming = nil
 	if !l.OnLoop() {
-		l.mu.Lock()
+		l.stopping = append(l.stopping, queued...)
 		l.stopAll = true
+		wake := l.wakeLocked()
 		l.mu.Unlock()
+		wake.send()
 		return
+	}
+	l.mu.Unlock()
+	for _, c := range queued {
+		l.stopNow(c, ErrStopped)
 	}
 	l.stopAllNow(ErrStopped)
 }
@@ -206,7 +226,7 @@ func (l *Loom) begin(c *Coroutine) {
 // recovered where it happened, so that the stack shows it (iter.Pull would
 // re-panic on the loom's goroutine, far from the cause).
 func (c *Coroutine) run(yield func(Instruction) bool) {
-	c.g.Store(curg())
+	c.g.Store(goid.Current())
 	normal := false
 	defer func() {
 		if !normal {
@@ -215,7 +235,18 @@ func (c *Coroutine) run(yield func(Instruction) bool) {
 			}
 		}
 	}()
-	c.body(yield)
+	c.body(func(in Instruction) bool {
+		if c.refused {
+			// Without this, Stop would wait forever for a body that
+			// ignores the false it was given.
+			panic(fmt.Sprintf("loom: coroutine %d yielded after its yield reported false; a body must return once yield reports false", c.id))
+		}
+		if !yield(in) {
+			c.refused = true
+			return false
+		}
+		return true
+	})
 	normal = true
 }
 

@@ -68,7 +68,11 @@ func (co *coroutines) schedule(l *Loom, c *Coroutine, in Instruction) {
 				return
 			}
 		} else {
-			c.waitCh = in.ref.(Waitable).Done()
+			w := in.ref.(Waitable)
+			if p := protect(func() { c.waitCh = w.Done() }); p != nil {
+				l.fail(c, p)
+				return
+			}
 			co.polled = append(co.polled, c)
 			return
 		}
@@ -123,7 +127,25 @@ func (co *coroutines) due(h *delayHeap[*Coroutine], now int64) {
 	}
 }
 
-// ready reports whether c, which waits on a polled instruction, may resume.
+// poll reports whether c, which waits on a polled instruction, may resume.
+// A panic in the user's predicate ends c (see fail).
+func (l *Loom) poll(c *Coroutine) (ready bool) {
+	if p := protect(func() { ready = c.pollReady() }); p != nil {
+		l.fail(c, p)
+		return false
+	}
+	return ready
+}
+
+// fail ends c, whose wait panicked with p: p goes to the panic handler and
+// becomes c's error, and c's body sees yield report false, returns and runs
+// its defers. Every other coroutine stays where it was.
+func (l *Loom) fail(c *Coroutine, p *PanicError) {
+	l.HandlePanic(p)
+	l.stopNow(c, p)
+}
+
+// pollReady reports whether c's polled wait is over.
 func (c *Coroutine) pollReady() bool {
 	switch c.wait.kind {
 	case waitUntil:
@@ -193,7 +215,7 @@ func (l *Loom) runCoroutines(starts, stops []*Coroutine, scopes []*Scope, stopAl
 		polled[i] = nil
 		switch {
 		case c.isDone():
-		case c.yielded < co.pass && c.pollReady():
+		case c.yielded < co.pass && l.poll(c):
 			c.waitCh = nil
 			co.queue = append(co.queue, c)
 			co.drain(l)

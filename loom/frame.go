@@ -195,10 +195,22 @@ func (l *Loom) HandlePanic(p *PanicError) {
 
 // call runs f, giving a panic to onPanic.
 func call(f func(), onPanic func(*PanicError)) {
+	if p := protect(f); p != nil {
+		onPanic(p)
+	}
+}
+
+// protect runs f and returns its panic, with the stack of the goroutine where
+// it happened, or nil if f returned. It is the one way the loom calls code of
+// its users (actions, delayed actions, wait predicates, KeepWaiting, the Done
+// method of a Waitable, the wake function); coroutine bodies, which run on a
+// goroutine of their own, recover in Coroutine.run.
+func protect(f func()) (p *PanicError) {
 	defer func() {
 		if v := recover(); v != nil {
-			onPanic(scheduler.NewPanicError(v))
+			p = scheduler.NewPanicError(v)
 		}
 	}()
 	f()
+	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/taskqueue-go/taskqueue/internal/goid"
 	"github.com/taskqueue-go/taskqueue/scheduler"
 )
 
@@ -37,9 +38,9 @@ type action struct {
 // A function posted before a frame begins happens before it runs in that
 // frame; the frame's actions run in the order they were posted.
 type Loom struct {
-	epoch  time.Time      // loom time zero
-	manual bool           // the clock moves only with UpdateDelta (ManualClock)
-	owner  atomic.Uintptr // the goroutine (see curg) that runs frames; 0 until bound
+	epoch  time.Time     // loom time zero
+	manual bool          // the clock moves only with UpdateDelta (ManualClock)
+	owner  atomic.Uint64 // the ID (see internal/goid) of the goroutine that runs frames; 0 until bound
 
 	mu       sync.Mutex // guards the fields below
 	cfg      config
@@ -108,15 +109,17 @@ func (l *Loom) Configure(opts ...Option) {
 // bind makes the calling goroutine the owner of l if l has none yet, and
 // reports whether it is the owner.
 func (l *Loom) bind() bool {
-	g := curg()
+	g := goid.Current()
 	return l.owner.CompareAndSwap(0, g) || l.owner.Load() == g
 }
 
 // OnLoop reports whether the calling goroutine runs on l's loop: it is l's
 // owner, the goroutine that runs its frames, or the body of one of l's
-// coroutines, which the owner runs. It costs two atomic loads.
+// coroutines, which the owner runs. Goroutines are told apart by their
+// runtime IDs, which are never reused, so a goroutine started after the owner
+// exited is never taken for it.
 func (l *Loom) OnLoop() bool {
-	g := curg()
+	g := goid.Current()
 	if l.owner.Load() == g {
 		return true
 	}
@@ -151,8 +154,9 @@ func (l *Loom) post(a action) error {
 
 // wakeup is a wake-up to send once the lock is released.
 type wakeup struct {
-	ch chan struct{}
-	f  func()
+	ch      chan struct{}
+	f       func()
+	onPanic func(*PanicError)
 }
 
 func (w wakeup) send() {
@@ -163,7 +167,7 @@ func (w wakeup) send() {
 		}
 	}
 	if w.f != nil {
-		w.f()
+		call(w.f, w.onPanic) // on the poster's goroutine, which must not see it
 	}
 }
 
@@ -174,7 +178,7 @@ func (l *Loom) wakeLocked() wakeup {
 		return wakeup{}
 	}
 	l.signaled = true
-	return wakeup{ch: l.wakeCh, f: l.cfg.wake}
+	return wakeup{ch: l.wakeCh, f: l.cfg.wake, onPanic: l.cfg.onPanic}
 }
 
 // Wake returns a channel that receives a value when work arrives for l, at

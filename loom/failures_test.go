@@ -1,0 +1,272 @@
+package loom_test
+
+import (
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/taskqueue-go/taskqueue/loom"
+)
+
+// panicLoom returns a loom with a manual clock, owned by the caller, whose
+// panic handler records what it is given.
+func panicLoom(t *testing.T, opts ...loom.Option) (*loom.Loom, *[]*loom.PanicError) {
+	t.Helper()
+	var panics []*loom.PanicError
+	opts = append([]loom.Option{
+		loom.ManualClock(), loom.OwnedByCaller(),
+		loom.WithPanicHandler(func(p *loom.PanicError) { panics = append(panics, p) }),
+	}, opts...)
+	l := loom.New(opts...)
+	t.Cleanup(l.Close)
+	return l, &panics
+}
+
+// update runs one frame and fails the test if a panic escapes it.
+func update(t *testing.T, l *loom.Loom) {
+	t.Helper()
+	defer func() {
+		if v := recover(); v != nil {
+			t.Fatalf("a panic escaped the frame: %v", v)
+		}
+	}()
+	l.UpdateDelta(time.Millisecond)
+}
+
+type panickyWaiter struct{}
+
+func (panickyWaiter) KeepWaiting() bool { panic("boom in KeepWaiting") }
+
+type panickyWaitable struct{}
+
+func (panickyWaitable) Done() <-chan struct{} { panic("boom in Done") }
+
+// Every user callback that a wait calls may panic: the panic goes to the
+// handler with its stack, ends only the coroutine that waited (its Err is
+// the panic, its defers run), and every other coroutine, polled in the same
+// frame or not, goes on exactly as it would have.
+func TestPanickingWaitEndsOnlyItsCoroutine(t *testing.T) {
+	waits := map[string]func() loom.Instruction{
+		"WaitUntil":  func() loom.Instruction { return loom.WaitUntil(func() bool { panic("boom in WaitUntil") }) },
+		"WaitWhile":  func() loom.Instruction { return loom.WaitWhile(func() bool { panic("boom in WaitWhile") }) },
+		"WaitCustom": func() loom.Instruction { return loom.WaitCustom(panickyWaiter{}) },
+		"WaitFor":    func() loom.Instruction { return loom.WaitFor(panickyWaitable{}) },
+	}
+	for name, wait := range waits {
+		t.Run(name, func(t *testing.T) {
+			l, panics := panicLoom(t)
+			ready := false
+			var before, after, deferred bool
+			var afterFrame int64
+			// A polled coroutine yielded before the panicking one, and one after.
+			l.StartCoroutine(func(y func(loom.Instruction) bool) {
+				if y(loom.WaitUntil(func() bool { return ready })) {
+					before = true
+				}
+			})
+			bad := l.StartCoroutine(func(y func(loom.Instruction) bool) {
+				defer func() { deferred = true }()
+				for y(wait()) {
+				}
+			})
+			l.StartCoroutine(func(y func(loom.Instruction) bool) {
+				if y(loom.WaitUntil(func() bool { return ready })) {
+					after, afterFrame = true, l.Frame()
+				}
+			})
+			update(t, l)
+			update(t, l)
+			ready = true
+			update(t, l)
+			if !before || !after {
+				t.Fatalf("the other coroutines resumed: before %v, after %v; want both", before, after)
+			}
+			if afterFrame != 3 {
+				t.Errorf("the coroutine after resumed in frame %d, want 3", afterFrame)
+			}
+			if !bad.IsDone() || !deferred {
+				t.Fatalf("the coroutine whose wait panicked: done %v, defers ran %v; want both", bad.IsDone(), deferred)
+			}
+			var pe *loom.PanicError
+			if !errors.As(bad.Err(), &pe) || !strings.Contains(pe.Error(), "boom") {
+				t.Errorf("Err() = %v, want the panic", bad.Err())
+			}
+			if len(*panics) != 1 || !strings.Contains(string((*panics)[0].Stack), "failures_test.go") {
+				t.Errorf("handler got %d panics (want 1, with the stack of the panic)", len(*panics))
+			}
+		})
+	}
+}
+
+// The program of the report: the panic of one predicate used to escape
+// Update and drop the other polled coroutines for good.
+func TestPanickingPredicateKeepsOthersPolled(t *testing.T) {
+	l, panics := panicLoom(t)
+	ok, ready := false, false
+	l.StartCoroutine(func(y func(loom.Instruction) bool) { y(loom.WaitUntil(func() bool { panic("boom") })) })
+	l.StartCoroutine(func(y func(loom.Instruction) bool) {
+		if y(loom.WaitUntil(func() bool { return ready })) {
+			ok = true
+		}
+	})
+	update(t, l)
+	ready = true
+	for range 10 {
+		update(t, l)
+	}
+	if !ok {
+		t.Fatal("the second coroutine never resumed")
+	}
+	if len(*panics) != 1 {
+		t.Errorf("handler got %d panics, want 1", len(*panics))
+	}
+}
+
+// A panicking wake function runs on the goroutine that posts; the post must
+// not see it, and the handler must.
+func TestPanickingWakeFuncGoesToHandler(t *testing.T) {
+	var mu sync.Mutex
+	var got []*loom.PanicError
+	l := loom.New(loom.ManualClock(), loom.OwnedByCaller(),
+		loom.WithPanicHandler(func(p *loom.PanicError) { mu.Lock(); got = append(got, p); mu.Unlock() }),
+		loom.WithWakeFunc(func() { panic("boom in wake") }))
+	defer l.Close()
+	ran := false
+	func() {
+		defer func() {
+			if v := recover(); v != nil {
+				t.Fatalf("Post panicked: %v", v)
+			}
+		}()
+		if err := l.Post(func() { ran = true }); err != nil {
+			t.Fatal(err)
+		}
+	}()
+	update(t, l)
+	if !ran {
+		t.Error("the posted action did not run")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != 1 || !strings.Contains(got[0].Error(), "boom in wake") {
+		t.Errorf("handler got %v, want the wake function's panic", got)
+	}
+}
+
+// StopAllCoroutines stops every coroutine started before it returns, from
+// whichever goroutine, begun or not.
+func TestStopAllCoroutinesStopsQueuedStarts(t *testing.T) {
+	t.Run("from another goroutine", func(t *testing.T) {
+		l, _ := panicLoom(t)
+		var c *loom.Coroutine
+		ran := false
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			c = l.StartCoroutine(func(y func(loom.Instruction) bool) { ran = true })
+			l.StopAllCoroutines()
+		}()
+		<-done
+		update(t, l)
+		if ran || !errors.Is(c.Err(), loom.ErrStopped) || !c.IsDone() {
+			t.Fatalf("ran %v, Err %v; want a coroutine stopped before it began", ran, c.Err())
+		}
+	})
+	t.Run("on the loop, started elsewhere", func(t *testing.T) {
+		l, _ := panicLoom(t)
+		ran := false
+		var c *loom.Coroutine
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			c = l.StartCoroutine(func(y func(loom.Instruction) bool) { ran = true })
+		}()
+		<-done
+		l.StopAllCoroutines() // the owner, between frames
+		if !c.IsDone() || !errors.Is(c.Err(), loom.ErrStopped) {
+			t.Fatalf("after StopAllCoroutines: done %v, Err %v", c.IsDone(), c.Err())
+		}
+		update(t, l)
+		if ran {
+			t.Fatal("a coroutine stopped before it began ran")
+		}
+	})
+	t.Run("a queued start and its waiter both end", func(t *testing.T) {
+		l, _ := panicLoom(t)
+		done := make(chan struct{})
+		var queued *loom.Coroutine
+		go func() {
+			defer close(done)
+			queued = l.StartCoroutine(func(y func(loom.Instruction) bool) {})
+		}()
+		<-done
+		resumed := false
+		waiter := l.StartCoroutine(func(y func(loom.Instruction) bool) {
+			if y(loom.WaitFor(queued)) {
+				resumed = true
+			}
+		})
+		go func() { l.StopAllCoroutines() }()
+		for range 3 {
+			update(t, l)
+		}
+		// The waiter was started on the loop before the stop: it is
+		// stopped too, and must have ended, not hung.
+		if resumed {
+			t.Fatal("a stopped coroutine resumed after its wait")
+		}
+		if !queued.IsDone() || !waiter.IsDone() {
+			t.Fatalf("ended: queued %v, waiter %v; want both", queued.IsDone(), waiter.IsDone())
+		}
+	})
+}
+
+// A body that ignores the false its yield reported used to make Stop spin
+// forever; it now panics with a message, which ends the coroutine.
+func TestYieldAfterFalsePanics(t *testing.T) {
+	l, panics := panicLoom(t)
+	c := l.StartCoroutine(func(y func(loom.Instruction) bool) {
+		for {
+			y(loom.NextFrame()) // ignores false
+		}
+	})
+	update(t, l)
+	if !c.Stop() { // on the loop: returns once the body has ended
+		t.Fatal("Stop reported the coroutine had ended")
+	}
+	var pe *loom.PanicError
+	if !errors.As(c.Err(), &pe) || !strings.Contains(pe.Error(), "yielded after its yield reported false") {
+		t.Fatalf("Err() = %v, want the panic about yielding after false", c.Err())
+	}
+	if len(*panics) != 1 {
+		t.Errorf("handler got %d panics, want 1", len(*panics))
+	}
+}
+
+// The owner is recorded by goroutine ID, which the runtime never reuses: no
+// goroutine started after the owner exited is taken for it, even one that
+// reuses its runtime structure.
+func TestOwnerIdentityAfterOwnerExits(t *testing.T) {
+	l := loom.New()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		l.Update() // binds the owner
+	}()
+	<-done
+	for i := range 1000 {
+		var wg sync.WaitGroup
+		wg.Add(1)
+		var on bool
+		go func() {
+			defer wg.Done()
+			on = l.OnLoop()
+		}()
+		wg.Wait()
+		if on {
+			t.Fatalf("goroutine %d, started after the owner exited, is on the loop", i)
+		}
+	}
+}

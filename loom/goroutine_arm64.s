@@ -1,7 +1,0 @@
-#include "textflag.h"
-
-// func curg() uintptr
-TEXT ·curg(SB),NOSPLIT,$0-8
-	MOVD	g, R0
-	MOVD	R0, ret+0(FP)
-	RET
