@@ -208,7 +208,9 @@ func TestStopAllCoroutinesStopsQueuedStarts(t *testing.T) {
 				resumed = true
 			}
 		})
-		go func() { l.StopAllCoroutines() }()
+		stopped := make(chan struct{})
+		go func() { defer close(stopped); l.StopAllCoroutines() }()
+		<-stopped
 		for range 3 {
 			update(t, l)
 		}
