@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"iter"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 	"time"
 
@@ -271,4 +272,62 @@ func TestYieldAllocatesNothing(t *testing.T) {
 		}
 		l.Close()
 	}
+}
+
+// BenchmarkFrameBacklog measures a frame that runs its budget of 1,000
+// posted actions out of a backlog of 10,000 to a million, kept full by 1,000
+// posts each frame: the frame's cost must follow the budget, not the backlog.
+func BenchmarkFrameBacklog(b *testing.B) {
+	const budget = 1_000
+	for _, backlog := range []int{10_000, 100_000, 1_000_000} {
+		b.Run(fmt.Sprintf("backlog=%d", backlog), func(b *testing.B) {
+			l := loom.New(loom.ManualClock(), loom.OwnedByCaller(), loom.WithBudget(budget, 0))
+			defer l.Close()
+			nop := func() {}
+			for range backlog {
+				l.Post(nop)
+			}
+			l.UpdateDelta(time.Millisecond) // the backlog is now the frame's batch
+			b.ReportAllocs()
+			for b.Loop() {
+				for range budget {
+					l.Post(nop)
+				}
+				l.UpdateDelta(time.Millisecond)
+			}
+		})
+	}
+}
+
+// BenchmarkFloodMemory posts 3 floods of a million actions, drains each under
+// a budget of 10,000 actions a frame, then runs a few idle frames, and
+// reports the heap that is still in use: the buffers of a flood must go once
+// it has passed.
+func BenchmarkFloodMemory(b *testing.B) {
+	var ms runtime.MemStats
+	var before, after uint64
+	for b.Loop() {
+		runtime.GC()
+		runtime.ReadMemStats(&ms)
+		before = ms.HeapAlloc
+		l := loom.New(loom.ManualClock(), loom.OwnedByCaller(), loom.WithBudget(10_000, 0))
+		nop := func() {}
+		for range 3 {
+			for range 1_000_000 {
+				l.Post(nop)
+			}
+			for l.Idle().Now {
+				l.UpdateDelta(time.Millisecond)
+			}
+		}
+		for range 32 {
+			l.UpdateDelta(time.Millisecond)
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&ms)
+		after = ms.HeapAlloc
+		runtime.KeepAlive(l)
+		l.Close()
+	}
+	b.ReportMetric(float64(int64(after)-int64(before)), "heap-B-after-flood")
 }

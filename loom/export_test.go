@@ -22,3 +22,14 @@ func (l *Loom) Stale() (stale, entries int) {
 	defer l.mu.Unlock()
 	return l.stale, l.delayed.len()
 }
+
+// BufferCaps returns the capacities of l's action buffers. It must be called
+// between frames, on l's goroutine.
+func (l *Loom) BufferCaps() (batch, posted int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return cap(l.batch), cap(l.posted)
+}
+
+// MinShrink is the capacity below which action buffers are always kept.
+const MinShrink = minShrink

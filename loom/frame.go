@@ -110,20 +110,44 @@ func (l *Loom) advanceTime(now int64) {
 
 // takePostedLocked appends the posted actions to the frame's batch, after
 // those carried over. With nothing carried over, the two buffers swap, so a
-// steady frame copies and allocates nothing.
+// steady frame copies and allocates nothing. With actions carried over, the
+// new ones are appended and the batch is compacted only once the actions
+// already run fill half of it, a copy that those actions pay for: a frame
+// costs what it runs and what was posted, never the whole backlog.
 func (l *Loom) takePostedLocked() {
+	l.peak = max(len(l.posted)+len(l.batch)-l.next, l.peak/2)
 	if l.next == len(l.batch) {
-		l.batch, l.posted = l.posted, l.batch[:0]
+		spare := l.batch[:0]
+		if oversized(cap(spare), l.peak) {
+			spare = nil // a flood has passed: let its buffer go
+		}
+		l.batch, l.posted = l.posted, spare
 		l.next = 0
 		return
 	}
-	n := copy(l.batch, l.batch[l.next:])
-	clear(l.batch[n:])
-	l.batch = append(l.batch[:n], l.posted...)
+	if l.next >= len(l.batch)/2 {
+		n := copy(l.batch, l.batch[l.next:])
+		clear(l.batch[n:]) // the moved actions' old slots
+		l.batch, l.next = l.batch[:n], 0
+	}
+	l.batch = append(l.batch, l.posted...)
 	clear(l.posted)
 	l.posted = l.posted[:0]
-	l.next = 0
+	if oversized(cap(l.posted), l.peak) {
+		l.posted = nil
+	}
 }
+
+// oversized reports whether a buffer of capacity c is worth giving back when
+// recent frames needed about peak slots: memory follows the work that is
+// live, not the largest flood ever seen, and a steady load keeps its buffer.
+func oversized(c, peak int) bool {
+	return c > minShrink && c > 4*peak
+}
+
+// minShrink is the capacity below which action buffers are kept whatever
+// the load.
+const minShrink = 1024
 
 // budget counts the work of a frame's phase against WithBudget.
 type budget struct {
@@ -159,6 +183,9 @@ func (l *Loom) runActions(b *budget, onPanic func(*PanicError)) {
 	}
 	if l.next == len(l.batch) {
 		l.batch, l.next = l.batch[:0], 0
+		if oversized(cap(l.batch), l.peak) {
+			l.batch = nil
+		}
 	}
 }
 

@@ -69,6 +69,7 @@ type Loom struct {
 	// Owned by the goroutine that runs frames:
 	batch []action // the actions of the current frame, and those carried over
 	next  int      // index in batch of the first action not yet run
+	peak  int      // about the most actions a recent frame had to run (halves each frame)
 	co    coroutines
 }
 
