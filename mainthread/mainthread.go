@@ -53,6 +53,7 @@ func Go(fn func()) error {
 	if mainLoom.Post(fn) != nil {
 		return ErrClosed
 	}
+	watchServed()
 	return nil
 }
 
@@ -60,7 +61,11 @@ func Go(fn func()) error {
 // from the main thread, it runs fn at once. If fn panics, Call panics in its
 // caller with a *PanicError holding the panic value and fn's stack, and the
 // main loop goes on serving. If the main loop has stopped, Call panics with
-// ErrClosed rather than wait forever; CallContext returns it instead.
+// ErrClosed rather than wait forever: it has no error result to report it
+// with, and a call that can never run is a bug of the program's shutdown
+// order, as a send on a closed channel is. CallContext, Go and the taskqueue
+// helpers return ErrClosed instead. While nothing serves the main thread yet,
+// Call waits, and says so (see NotServedAfter).
 //
 // A call costs no allocation; see BenchmarkCall.
 func Call(fn func()) {
@@ -71,12 +76,16 @@ func Call(fn func()) {
 
 // CallContext is Call with a bound on the wait: if ctx is done before fn has
 // run, CallContext returns ctx.Err(), and fn does not run if it had not
-// started (if it had, it runs on, and a panic in it goes to the main loom's
+// started (a context done before the call, even on the main thread, runs
+// nothing, as Queue.RunSync does) (if it had, it runs on, and a panic in it goes to the main loom's
 // panic handler). CallContext returns ErrClosed if the main loop has stopped.
 // It panics as Call does if fn panics.
 func CallContext(ctx context.Context, fn func()) error {
 	if fn == nil {
 		panic("mainthread: Call with a nil function")
+	}
+	if err := ctx.Err(); err != nil {
+		return err // as Queue.RunSync does: a done context runs nothing
 	}
 	if IsMain() {
 		if p := protect(fn); p != nil {
@@ -84,14 +93,12 @@ func CallContext(ctx context.Context, fn func()) error {
 		}
 		return nil
 	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
 	c := newCall(fn)
 	if mainLoom.Post(c.run) != nil {
 		c.recycle()
 		return ErrClosed
 	}
+	watchServed()
 	return c.wait(ctx)
 }
 

@@ -295,3 +295,30 @@ func TestMainLoomCoroutines(t *testing.T) {
 		t.Fatal("the coroutine never resumed: Run does not run frames for coroutines")
 	}
 }
+
+// CallContext with a context that is done already runs nothing and returns
+// its error, on the main thread as elsewhere, as Queue.RunSync does.
+func TestCallContextDoneRunsNothing(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	ran := false
+	if err := mainthread.CallContext(ctx, func() { ran = true }); !errors.Is(err, context.Canceled) || ran {
+		t.Fatalf("off the main thread: err %v, ran %v; want context.Canceled and not run", err, ran)
+	}
+	var err error
+	mainthread.Call(func() { err = mainthread.CallContext(ctx, func() { ran = true }) })
+	if !errors.Is(err, context.Canceled) || ran {
+		t.Fatalf("on the main thread: err %v, ran %v; want context.Canceled and not run", err, ran)
+	}
+}
+
+// A second Run panics with a message instead of serving nothing.
+func TestRunTwicePanics(t *testing.T) {
+	out, err := runScenarioProcess(t, "runtwice")
+	if err != nil {
+		t.Fatalf("scenario failed: %v\n%s", err, out)
+	}
+	if !strings.Contains(out, "second Run panicked: mainthread: Run called again") {
+		t.Errorf("scenario output:\n%s", out)
+	}
+}

@@ -53,6 +53,8 @@ func WithSpin(d time.Duration) Option {
 }
 
 var (
+	// running is set by the first Run, for good.
+	running atomic.Bool
 	// spinFor is the spin of the running Run, in nanoseconds.
 	spinFor atomic.Int64
 	// loopSpinning is true while Run spins for work, so callers know that
@@ -69,11 +71,15 @@ var (
 //
 // When app returns, Run closes the main loom: functions already posted run,
 // timers end with loom.ErrClosed, later calls get ErrClosed. Then Run
-// returns. Run panics if called off the main goroutine or while the main
-// loom's frames are driven elsewhere.
+// returns. Run panics if called off the main goroutine, while the main
+// loom's frames are driven elsewhere, or a second time: the main loop serves
+// once per process.
 func Run(app func(), opts ...Option) {
 	if !IsMain() {
 		panic("mainthread: Run called off the main goroutine")
+	}
+	if !running.CompareAndSwap(false, true) {
+		panic("mainthread: Run called again: the main loop it served has stopped for good, and its loom is closed")
 	}
 	o := options{frameInterval: time.Second / 60, spin: DefaultSpin}
 	for _, opt := range opts {

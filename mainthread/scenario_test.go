@@ -17,6 +17,8 @@ func runScenario(name string) int {
 	switch name {
 	case "shutdown":
 		return shutdownScenario()
+	case "runtwice":
+		return runTwiceScenario()
 	}
 	fmt.Fprintln(os.Stderr, "unknown scenario", name)
 	return 2
@@ -71,4 +73,15 @@ func shutdownScenario() int {
 	}
 	fmt.Println("callers done")
 	return 0
+}
+
+// runTwiceScenario: Run returns, and a second Run must panic with a message.
+func runTwiceScenario() int {
+	mainthread.Run(func() {})
+	defer func() {
+		fmt.Printf("second Run panicked: %v\n", recover())
+	}()
+	mainthread.Run(func() {})
+	fmt.Println("second Run returned")
+	return 1
 }

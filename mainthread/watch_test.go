@@ -1,0 +1,77 @@
+package mainthread
+
+import (
+	"bytes"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/taskqueue-go/taskqueue/loom"
+)
+
+// A main thread that nothing serves is reported once its first caller has
+// waited NotServedAfter; one that runs a frame in time is not.
+func TestNotServedIsReported(t *testing.T) {
+	var buf lockedBuffer
+	prev := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(&buf, nil)))
+	defer slog.SetDefault(prev)
+
+	synctest.Test(t, func(t *testing.T) {
+		never := loom.New(loom.OwnedByCaller())
+		watch(never, NotServedAfter)
+		time.Sleep(NotServedAfter - time.Millisecond)
+		synctest.Wait()
+		if buf.Len() != 0 {
+			t.Fatalf("warned before NotServedAfter: %s", buf.String())
+		}
+		time.Sleep(2 * time.Millisecond)
+		synctest.Wait() // the timer's function has run
+		if !strings.Contains(buf.String(), "nothing serves") || !strings.Contains(buf.String(), "mainthread.Run") {
+			t.Fatalf("after NotServedAfter, the log holds %q; want the warning", buf.String())
+		}
+		never.Close()
+	})
+	buf.Reset()
+	synctest.Test(t, func(t *testing.T) {
+		served := loom.New(loom.OwnedByCaller())
+		watch(served, NotServedAfter)
+		time.Sleep(time.Second)
+		served.Update()
+		time.Sleep(NotServedAfter)
+		synctest.Wait()
+		if buf.Len() != 0 {
+			t.Fatalf("warned about a loom that ran a frame: %s", buf.String())
+		}
+		served.Close()
+	})
+}
+
+// lockedBuffer is a bytes.Buffer safe for a logger on another goroutine.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (w *lockedBuffer) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
+}
+
+func (w *lockedBuffer) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.String()
+}
+
+func (w *lockedBuffer) Len() int { return len(w.String()) }
+
+func (w *lockedBuffer) Reset() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.b.Reset()
+}
