@@ -139,8 +139,12 @@ func (q *Queue) cancelDelayed(h *Handle, err error) bool {
 	if h.IsDone() {
 		return false // done, or never accepted
 	}
+	res := h.reservation()
+	if res == nil {
+		return false // a continuation waiting for its antecedent (see Then)
+	}
 	// Its room is given back now, and its entry is dropped lazily.
-	h.reservation().Cancel()
+	res.Cancel()
 	h.finish(err)
 	q.canceled.Add(1)
 	q.dead++

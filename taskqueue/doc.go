@@ -43,6 +43,16 @@
 // the cost of a few bytes. [Queue.Suspend], [Queue.Resume] and
 // [Queue.SetLimit] control a queue as it runs.
 //
+// # Groups, continuations and bulk work
+//
+// A Group (NewGroup) submits many tasks to any queue and waits for them all,
+// with their errors joined, or with the first error canceling the rest
+// (Group.WithCancelOnError); a GroupOf returns its members' values in
+// submission order. Handle.Then and the generic Then queue a continuation once
+// a task is done, holding no slot while they wait. Apply, ForEach and Map run
+// a loop across a queue's slots and the calling goroutine, in chunks, so that
+// a million tiny iterations cost a few dozen tasks.
+//
 // # Panics
 //
 // A panic in a task is recovered as a [*PanicError] holding the value and the

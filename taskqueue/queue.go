@@ -184,6 +184,12 @@ func nilFunc(call string) {
 // t is h's task, marked as a barrier or not.
 func (q *Queue) submit(ctx context.Context, h *Handle, t scheduler.Task) {
 	h.ctx, h.q = ctx, q
+	q.queue(h, t)
+}
+
+// queue queues the task t, whose Handle h has its context and queue set.
+func (q *Queue) queue(h *Handle, t scheduler.Task) {
+	ctx := h.ctx
 	if err := ctx.Err(); err != nil {
 		q.reject(h, err)
 		return
