@@ -304,3 +304,30 @@ func TestFloodBuffersShrink(t *testing.T) {
 		t.Fatalf("after the flood, buffers of %d and %d actions remain; want at most %d", b, p, loom.MinShrink)
 	}
 }
+
+// IsDone on timers: waiting, then run; stopped; reset.
+func TestTimerIsDone(t *testing.T) {
+	l, _ := panicLoom(t)
+	ran := 0
+	a := l.PostAfter(2*time.Millisecond, func() { ran++ })
+	b := l.PostAfter(2*time.Millisecond, func() {})
+	if a.IsDone() || b.IsDone() {
+		t.Fatal("a waiting timer reports done")
+	}
+	b.Stop()
+	if !b.IsDone() {
+		t.Fatal("a stopped timer reports not done")
+	}
+	update(t, l)
+	if a.IsDone() {
+		t.Fatal("a timer not due yet reports done")
+	}
+	update(t, l)
+	if !a.IsDone() || ran != 1 {
+		t.Fatalf("after its due time: done %v, ran %d", a.IsDone(), ran)
+	}
+	a.Reset(time.Millisecond)
+	if a.IsDone() {
+		t.Fatal("a reset timer reports done")
+	}
+}

@@ -161,3 +161,12 @@ func (t *Timer) Err() error {
 	defer t.l.mu.Unlock()
 	return t.err
 }
+
+// IsDone reports, without blocking, whether t is not waiting any more: it
+// has run (or is running), was stopped, or its loom or scope closed. Reset
+// makes it wait again.
+func (t *Timer) IsDone() bool {
+	t.l.mu.Lock()
+	defer t.l.mu.Unlock()
+	return !t.waiting()
+}
