@@ -58,7 +58,7 @@ func (co *coroutines) schedule(l *Loom, c *Coroutine, in Instruction) {
 			co.park(&co.frames, c, l.Frame()+in.n)
 			return
 		}
-	case waitUntil, waitWhile, waitCustom:
+	case waitUntil, waitWhile, waitCustom, waitAll, waitAny:
 		co.polled = append(co.polled, c)
 		return
 	case waitFor:
@@ -154,6 +154,8 @@ func (c *Coroutine) pollReady() bool {
 		return !c.wait.ref.(func() bool)()
 	case waitCustom:
 		return !c.wait.ref.(KeepWaiter).KeepWaiting()
+	case waitAll, waitAny:
+		return c.wait.ref.(*multi).ready(c.wait.kind)
 	case waitFor:
 		select {
 		case <-c.waitCh:

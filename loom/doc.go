@@ -60,6 +60,16 @@
 //	                              (a taskqueue.Handle, say); polled
 //	WaitCustom(k)                 in the first frame, from the next on, in
 //	                              which k.KeepWaiting() is false; polled
+//	WaitAll(ws...)                in the first frame, from the next on, in
+//	                              which every one of ws is done: one frame
+//	                              for the set, not one per member; polled
+//	WaitAny(ws...)                the same, when one of ws is done
+//
+// After a WaitAll or WaitAny, FirstErr and FirstDone tell which member failed
+// or ended first. A panic in any function a wait calls (a predicate,
+// KeepWaiting, a Waitable's Done) ends only the coroutine that waits: it goes
+// to the panic handler and to that coroutine's Err, and every other coroutine
+// stays where it was.
 //
 // Each frame's coroutine pass runs after the delayed actions. It first
 // applies the stops and starts asked from other goroutines, then resumes the

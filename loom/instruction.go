@@ -25,6 +25,8 @@ const (
 	waitWhile
 	waitFor // a *Coroutine or anything with Done
 	waitCustom
+	waitAll // a *multi: every member done
+	waitAny // a *multi: one member done
 )
 
 // A KeepWaiter is a custom instruction, polled once per frame: the coroutine
@@ -106,6 +108,107 @@ func WaitCustom(w KeepWaiter) Instruction {
 	return Instruction{kind: waitCustom, ref: w}
 }
 
+// WaitAll resumes the coroutine in the first frame, from the next one on, in
+// which every one of ws is done (their Done channels are closed): a frame in
+// all, however many there are, not a frame for each, as a loop of WaitFor
+// would take. It costs one allocation when it is made, none when yielded,
+// and a look at each member once over the whole wait. FirstErr then tells
+// which member failed first in the order given.
+func WaitAll(ws ...Waitable) Instruction {
+	return Instruction{kind: waitAll, ref: newMulti("WaitAll", ws)}
+}
+
+// WaitAny resumes the coroutine in the first frame, from the next one on, in
+// which at least one of ws is done. FirstDone then tells which. With no
+// member, it resumes in the next frame.
+func WaitAny(ws ...Waitable) Instruction {
+	return Instruction{kind: waitAny, ref: newMulti("WaitAny", ws)}
+}
+
+// FirstDone returns the index of the first of ws, in the order given, that is
+// done, or -1 if none is. It does not block. After a WaitAny of the same
+// members, it reports the one that ended the wait (the first in order, if
+// several ended in the same frame).
+func FirstDone(ws ...Waitable) int {
+	for i, w := range ws {
+		select {
+		case <-w.Done():
+			return i
+		default:
+		}
+	}
+	return -1
+}
+
+// FirstErr returns the error of the first of ws, in the order given, that is
+// done with an error, or nil. A member reports its error through an Err
+// method, as a *Coroutine and a taskqueue.Handle do; members without one
+// count as succeeded. It does not block.
+func FirstErr(ws ...Waitable) error {
+	for _, w := range ws {
+		e, ok := w.(interface{ Err() error })
+		if !ok {
+			continue
+		}
+		select {
+		case <-w.Done():
+			if err := e.Err(); err != nil {
+				return err
+			}
+		default:
+		}
+	}
+	return nil
+}
+
+// multi is the state of a WaitAll or WaitAny.
+type multi struct {
+	ws    []Waitable
+	chans []<-chan struct{} // the members' Done channels, read when first yielded
+	next  int               // WaitAll: the members before next are done
+}
+
+func newMulti(call string, ws []Waitable) *multi {
+	for i, w := range ws {
+		if w == nil {
+			panic(fmt.Sprintf("loom: %s with a nil member at index %d", call, i))
+		}
+	}
+	return &multi{ws: ws}
+}
+
+// ready reports whether the wait of kind is over. The first call reads the
+// members' Done channels, which may panic; the loom's caller protects it.
+func (m *multi) ready(kind waitKind) bool {
+	if m.chans == nil {
+		m.chans = make([]<-chan struct{}, len(m.ws))
+		for i, w := range m.ws {
+			m.chans[i] = w.Done()
+		}
+	}
+	if kind == waitAll {
+		for ; m.next < len(m.chans); m.next++ {
+			select {
+			case <-m.chans[m.next]:
+			default:
+				return false
+			}
+		}
+		return true
+	}
+	if len(m.chans) == 0 {
+		return true
+	}
+	for _, ch := range m.chans {
+		select {
+		case <-ch:
+			return true
+		default:
+		}
+	}
+	return false
+}
+
 // String describes the wait, for CoroutineInfo and debugging.
 func (in Instruction) String() string {
 	switch in.kind {
@@ -126,6 +229,10 @@ func (in Instruction) String() string {
 		return fmt.Sprintf("WaitFor(%T)", in.ref)
 	case waitCustom:
 		return fmt.Sprintf("WaitCustom(%T)", in.ref)
+	case waitAll:
+		return fmt.Sprintf("WaitAll(%d members)", len(in.ref.(*multi).ws))
+	case waitAny:
+		return fmt.Sprintf("WaitAny(%d members)", len(in.ref.(*multi).ws))
 	}
 	return "NextFrame"
 }

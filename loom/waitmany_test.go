@@ -1,0 +1,125 @@
+package loom_test
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/taskqueue-go/taskqueue/loom"
+)
+
+// future is a Waitable with an error, ended by the test.
+type future struct {
+	ch  chan struct{}
+	err error
+}
+
+func newFuture() *future { return &future{ch: make(chan struct{})} }
+
+func (f *future) Done() <-chan struct{} { return f.ch }
+func (f *future) Err() error            { return f.err }
+func (f *future) end(err error)         { f.err = err; close(f.ch) }
+
+// The program of the report: 50 futures, all done by frame 16. A loop of
+// WaitFor took a frame per future and ended at frame 53; WaitAll resumes in
+// frame 16 itself, the first frame in which all are done (they end before
+// it runs), and FirstErr finds the failure at once.
+func TestWaitAllResumesInOneFrame(t *testing.T) {
+	l, _ := panicLoom(t)
+	fs := make([]*future, 50)
+	ws := make([]loom.Waitable, 50)
+	for i := range fs {
+		fs[i] = newFuture()
+		ws[i] = fs[i]
+	}
+	var resumed int64
+	var firstErr error
+	l.StartCoroutine(func(y func(loom.Instruction) bool) {
+		if y(loom.WaitAll(ws...)) {
+			resumed, firstErr = l.Frame(), loom.FirstErr(ws...)
+		}
+	})
+	for frame := int64(1); frame <= 20; frame++ {
+		if frame <= 16 {
+			// done out of order, three or four a frame
+			for i := int(frame-1) % 16; i < 50; i += 16 {
+				var err error
+				if i == 37 || i == 41 {
+					err = fmt.Errorf("item %d", i)
+				}
+				fs[i].end(err)
+			}
+		}
+		update(t, l)
+	}
+	if resumed != 16 {
+		t.Fatalf("WaitAll resumed in frame %d, want 16 (the last ended just before frame 16)", resumed)
+	}
+	if firstErr == nil || firstErr.Error() != "item 37" {
+		t.Fatalf("FirstErr = %v, want item 37's error", firstErr)
+	}
+}
+
+func TestWaitAnyAndFirstDone(t *testing.T) {
+	l, _ := panicLoom(t)
+	a, b, c := newFuture(), newFuture(), newFuture()
+	ws := []loom.Waitable{a, b, c}
+	var resumed int64
+	first := -2
+	l.StartCoroutine(func(y func(loom.Instruction) bool) {
+		if y(loom.WaitAny(ws...)) {
+			resumed, first = l.Frame(), loom.FirstDone(ws...)
+		}
+	})
+	update(t, l)
+	update(t, l)
+	b.end(nil)
+	update(t, l)
+	if resumed != 3 || first != 1 {
+		t.Fatalf("WaitAny resumed in frame %d with FirstDone %d; want frame 3, member 1", resumed, first)
+	}
+	if loom.FirstDone() != -1 || loom.FirstErr() != nil {
+		t.Fatal("FirstDone or FirstErr of no member")
+	}
+}
+
+// A WaitAll over coroutines of the same loom and a panicking member: the
+// panic of Done ends only the waiting coroutine, as every wait's does.
+func TestWaitAllOfCoroutinesAndAPanickingMember(t *testing.T) {
+	l, panics := panicLoom(t)
+	c1 := l.StartCoroutine(func(y func(loom.Instruction) bool) { y(loom.WaitForFrames(3)) })
+	c2 := l.StartCoroutine(func(y func(loom.Instruction) bool) { y(loom.WaitForSeconds(5 * time.Millisecond)) })
+	var at int64
+	l.StartCoroutine(func(y func(loom.Instruction) bool) {
+		if y(loom.WaitAll(c1, c2)) {
+			at = l.Frame()
+		}
+	})
+	bad := l.StartCoroutine(func(y func(loom.Instruction) bool) { y(loom.WaitAll(c1, panickyWaitable{})) })
+	for range 8 {
+		update(t, l)
+	}
+	if at != 5 {
+		t.Errorf("WaitAll of two coroutines resumed in frame %d, want 5, the pass in which the later ends", at)
+	}
+	var pe *loom.PanicError
+	if !errors.As(bad.Err(), &pe) || len(*panics) != 1 {
+		t.Errorf("the coroutine whose member panicked: Err %v, %d panics handled", bad.Err(), len(*panics))
+	}
+}
+
+// Yielding a WaitAll made once allocates nothing per frame.
+func TestWaitAllAllocatesOnlyWhenMade(t *testing.T) {
+	l, _ := panicLoom(t)
+	fs := []loom.Waitable{newFuture(), newFuture()}
+	wait := loom.WaitAll(fs...)
+	l.StartCoroutine(func(y func(loom.Instruction) bool) {
+		for y(wait) {
+		}
+	})
+	update(t, l)
+	if a := testing.AllocsPerRun(100, func() { update(t, l) }); a != 0 {
+		t.Fatalf("a frame polling a WaitAll allocates %v times", a)
+	}
+}
