@@ -2,6 +2,7 @@ package loom
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"iter"
@@ -48,15 +49,19 @@ type Coroutine struct {
 	waitCh   <-chan struct{} // the channel of a WaitFor on a foreign Waitable
 	waiters  []*Coroutine    // coroutines waiting for it
 	panicked *PanicError
-	frame    int64 // the frame in which it was started
-	refused  bool  // its yield has reported false: the body must return
-	liveIdx  int   // its index in the loom's live list while it runs
+	frame    int64       // the frame in which it was started
+	refused  bool        // its yield has reported false: the body must return
+	unwatch  func() bool // stops the watch of its context (StartCoroutineContext)
+	liveIdx  int         // its index in the loom's live list while it runs
 
 	mu   sync.Mutex // guards the fields below, which any goroutine reads
 	done bool
 	err  error
 	ch   chan struct{} // made by Done
 }
+
+// coroutine makes WaitFor(c) wait as for a coroutine of the same loom.
+func (c *Coroutine) coroutine() *Coroutine { return c }
 
 // ID returns a number that names c among the coroutines of its loom.
 func (c *Coroutine) ID() uint64 { return c.id }
@@ -121,7 +126,16 @@ func (c *Coroutine) Stop() bool {
 // on one goroutine, and on one OS thread when that goroutine is locked.
 // After Close, the returned coroutine has ended with ErrClosed without running.
 func (l *Loom) StartCoroutine(body func(yield func(Instruction) bool)) *Coroutine {
-	return l.startCoroutine(nil, body)
+	return l.startCoroutine(nil, body, nil)
+}
+
+// StartCoroutineContext starts body as StartCoroutine does, bound to ctx:
+// once ctx is done, the coroutine is stopped as by Stop (at the start of the
+// next frame, unless it ends first), its yield reports false and its defers
+// run; its Err is then ErrStopped. A context that is done already stops it
+// before it begins.
+func (l *Loom) StartCoroutineContext(ctx context.Context, body func(yield func(Instruction) bool)) *Coroutine {
+	return l.startCoroutine(nil, body, ctx)
 }
 
 // StopCoroutine is c.Stop under Unity's name.
@@ -156,7 +170,7 @@ func (l *Loom) StopAllCoroutines() {
 	l.stopAllNow(ErrStopped)
 }
 
-func (l *Loom) startCoroutine(s *Scope, body func(yield func(Instruction) bool)) *Coroutine {
+func (l *Loom) startCoroutine(s *Scope, body func(yield func(Instruction) bool), ctx context.Context) *Coroutine {
 	if body == nil {
 		panic("loom: StartCoroutine(nil)")
 	}
@@ -164,6 +178,13 @@ func (l *Loom) startCoroutine(s *Scope, body func(yield func(Instruction) bool))
 	if s != nil && s.closed.Load() {
 		c.complete(ErrClosed)
 		return c
+	}
+	if ctx != nil {
+		if ctx.Err() != nil {
+			c.complete(ErrStopped)
+			return c
+		}
+		c.unwatch = context.AfterFunc(ctx, func() { l.stopCoroutine(c, ErrStopped) })
 	}
 	if l.OnLoop() && !l.isClosed() {
 		l.begin(c)
@@ -310,6 +331,10 @@ func (l *Loom) end(c *Coroutine, err error) {
 	}
 	if c.scope != nil {
 		delete(c.scope.coroutines, c)
+	}
+	if c.unwatch != nil {
+		c.unwatch()
+		c.unwatch = nil
 	}
 	c.next, c.stop, c.waitCh = nil, nil, nil
 	c.wait = Instruction{}

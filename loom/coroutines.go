@@ -62,7 +62,8 @@ func (co *coroutines) schedule(l *Loom, c *Coroutine, in Instruction) {
 		co.polled = append(co.polled, c)
 		return
 	case waitFor:
-		if w, ok := in.ref.(*Coroutine); ok && w.l == l {
+		if w, ok := in.ref.(interface{ coroutine() *Coroutine }); ok && w.coroutine().l == l {
+			w := w.coroutine()
 			if !w.isDone() {
 				w.waiters = append(w.waiters, c)
 				return

@@ -232,3 +232,27 @@ func ExampleLoom_Coroutines() {
 	l.Close() // stops the coroutine, which would otherwise never end
 	// Output: 1 waiting WaitForSecondsRealtime(1m0s)
 }
+
+// A typed coroutine sends heavy work off the frame and uses its result back
+// on the frame; the game loop and the coroutine never block.
+func ExampleRunOff() {
+	l := loom.New(loom.ManualClock())
+	pool := goPool{} // a *taskqueue.Queue in a real program
+	level := loom.StartTask(l, func(yield func(loom.Instruction) bool) (int, error) {
+		parsed := loom.RunOff(pool, func() (int, error) { return len("level data"), nil })
+		if !yield(loom.WaitFor(parsed)) {
+			return 0, nil
+		}
+		return parsed.Result()
+	})
+	for !level.IsDone() {
+		l.UpdateDelta(time.Second / 60)
+	}
+	fmt.Println(level.Result())
+	// Output: 10 <nil>
+}
+
+// goPool runs each function on a goroutine of its own.
+type goPool struct{}
+
+func (goPool) Go(f func()) error { go f(); return nil }

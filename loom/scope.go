@@ -50,7 +50,7 @@ func (s *Scope) PostAt(at time.Time, f func()) *Timer {
 // StartCoroutine is Loom.StartCoroutine for a coroutine of s, which Close
 // stops.
 func (s *Scope) StartCoroutine(body func(yield func(Instruction) bool)) *Coroutine {
-	return s.l.startCoroutine(s, body)
+	return s.l.startCoroutine(s, body, nil)
 }
 
 // Close ends s: its posted actions that have not run never will, its timers

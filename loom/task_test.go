@@ -1,0 +1,137 @@
+package loom_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/taskqueue-go/taskqueue/loom"
+)
+
+// A typed coroutine gives its value to a coroutine that waits for it, in the
+// pass in which it ends, and to a goroutine that waits with a context.
+func TestTaskResult(t *testing.T) {
+	l, _ := panicLoom(t)
+	task := loom.StartTask(l, func(y func(loom.Instruction) bool) (string, error) {
+		if !y(loom.WaitForFrames(2)) {
+			return "", nil
+		}
+		return "loaded", nil
+	})
+	var got string
+	var at int64
+	l.StartCoroutine(func(y func(loom.Instruction) bool) {
+		if y(loom.WaitFor(task)) {
+			got, _ = task.Result()
+			at = l.Frame()
+		}
+	})
+	if v, err := task.Result(); v != "" || err != nil || task.IsDone() {
+		t.Fatalf("before its end: %q, %v, done %v", v, err, task.IsDone())
+	}
+	for range 3 {
+		update(t, l)
+	}
+	if got != "loaded" || at != 2 {
+		t.Fatalf("the waiter got %q in frame %d; want %q in frame 2, the pass in which the task ended", got, at, "loaded")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if v, err := task.Wait(ctx); v != "loaded" || err != nil {
+		t.Fatalf("Wait() = %q, %v", v, err)
+	}
+
+	boom := errors.New("decode failed")
+	failing := loom.StartTask(l, func(y func(loom.Instruction) bool) (int, error) { return 0, boom })
+	if _, err := failing.Result(); err != boom {
+		t.Fatalf("a failing task's Result error = %v", err)
+	}
+	panicking := loom.StartTask(l, func(y func(loom.Instruction) bool) (int, error) { panic("bad asset") })
+	var pe *loom.PanicError
+	if _, err := panicking.Result(); !errors.As(err, &pe) {
+		t.Fatalf("a panicking task's Result error = %v", err)
+	}
+}
+
+// goer runs functions on goroutines and counts them.
+type goer struct{ closed bool }
+
+func (g *goer) Go(f func()) error {
+	if g.closed {
+		return errors.New("closed")
+	}
+	go f()
+	return nil
+}
+
+// Work off the frame and back: the coroutine resumes in the first frame after
+// the function returned, with its result; a panic becomes its error.
+func TestRunOff(t *testing.T) {
+	l, _ := panicLoom(t)
+	release := make(chan struct{})
+	off := loom.RunOff(&goer{}, func() (int, error) { <-release; return 42, nil })
+	var got int
+	var at int64
+	l.StartCoroutine(func(y func(loom.Instruction) bool) {
+		if y(loom.WaitFor(off)) {
+			got, _ = off.Result()
+			at = l.Frame()
+		}
+	})
+	update(t, l)
+	update(t, l)
+	if off.IsDone() || got != 0 {
+		t.Fatal("the result is there before the function returned")
+	}
+	close(release)
+	<-off.Done()
+	update(t, l)
+	if got != 42 || at != 3 {
+		t.Fatalf("got %d in frame %d, want 42 in frame 3", got, at)
+	}
+	p := loom.RunOff(&goer{}, func() (int, error) { panic("in the worker") })
+	<-p.Done()
+	if err := p.Err(); err == nil || !strings.Contains(err.Error(), "in the worker") {
+		t.Fatalf("a panicking function's error = %v", err)
+	}
+	if err := loom.RunOff(&goer{closed: true}, func() (int, error) { return 1, nil }).Err(); err == nil {
+		t.Fatal("a refused function reports no error")
+	}
+}
+
+// A coroutine bound to a context stops when the context is done, at the
+// next frame, with its defers run; one whose context is done never begins.
+func TestStartCoroutineContext(t *testing.T) {
+	synctest.Test(t, testStartCoroutineContext)
+}
+
+func testStartCoroutineContext(t *testing.T) {
+	l, _ := panicLoom(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	deferred, frames := false, 0
+	c := l.StartCoroutineContext(ctx, func(y func(loom.Instruction) bool) {
+		defer func() { deferred = true }()
+		for y(loom.NextFrame()) {
+			frames++
+		}
+	})
+	update(t, l)
+	update(t, l)
+	cancel()
+	synctest.Wait() // the context's AfterFunc has asked for the stop
+	update(t, l)
+	if !c.IsDone() || !deferred || !errors.Is(c.Err(), loom.ErrStopped) {
+		t.Fatalf("after cancel: done %v, defers ran %v, Err %v", c.IsDone(), deferred, c.Err())
+	}
+	if frames != 2 {
+		t.Fatalf("ran %d frames, want 2", frames)
+	}
+	ran := false
+	d := l.StartCoroutineContext(ctx, func(y func(loom.Instruction) bool) { ran = true })
+	if ran || !errors.Is(d.Err(), loom.ErrStopped) {
+		t.Fatalf("with a done context: ran %v, Err %v", ran, d.Err())
+	}
+}
