@@ -1,6 +1,8 @@
 package loom
 
 import (
+	"context"
+	"runtime/trace"
 	"time"
 
 	"github.com/taskqueue-go/taskqueue/scheduler"
@@ -64,14 +66,62 @@ func (l *Loom) update(dt time.Duration) {
 	starts, stops, scopes, stopAll := l.takeCoroutineRequestsLocked()
 	l.mu.Unlock()
 
+	if trace.IsEnabled() {
+		defer trace.StartRegion(context.Background(), cfg.region).End()
+	}
 	l.advanceTime(now)
 	// Each phase has its own budget, so that a flood of posts cannot starve
 	// the timers, nor a flood of timers the posts.
-	l.runActions(&budget{cfg: cfg, start: start}, cfg.onPanic)
+	actions := budget{cfg: cfg, start: start}
+	l.runActions(&actions, cfg.onPanic)
+	timers := budget{cfg: cfg, start: start}
 	if delayed {
-		l.runDelayed(&budget{cfg: cfg, start: start}, now, lastSeq, cfg.onPanic)
+		l.runDelayed(&timers, now, lastSeq, cfg.onPanic)
 	}
 	l.runCoroutines(starts, stops, scopes, stopAll)
+
+	fs := FrameStats{
+		Frame:       l.Frame(),
+		Duration:    time.Since(start),
+		Actions:     actions.ran,
+		Delayed:     timers.ran,
+		CarriedOver: len(l.batch) - l.next,
+		Coroutines:  len(l.co.live),
+	}
+	l.mu.Lock()
+	fs.Pending = l.delayed.len() - l.stale
+	l.last = fs
+	l.mu.Unlock()
+	if cfg.observe != nil {
+		call(func() { cfg.observe(fs) }, cfg.onPanic)
+	}
+}
+
+// FrameStats describes one frame of a loom; see Loom.LastFrame and
+// WithFrameObserver.
+type FrameStats struct {
+	Frame       int64         // the frame's number (Loom.Frame)
+	Duration    time.Duration // how long the frame's work took
+	Actions     int           // posted actions run
+	Delayed     int           // delayed actions run
+	CarriedOver int           // posted actions left for the next frame by the budget
+	Coroutines  int           // coroutines alive at the frame's end
+	Pending     int           // delayed actions waiting at the frame's end
+}
+
+// LastFrame returns the statistics of l's last frame. It is safe to call
+// from any goroutine.
+func (l *Loom) LastFrame() FrameStats {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.last
+}
+
+// Name returns the name given with WithName, or "".
+func (l *Loom) Name() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.cfg.name
 }
 
 // takeCoroutineRequestsLocked takes the coroutine starts and stops asked

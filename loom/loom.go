@@ -67,9 +67,10 @@ type Loom struct {
 	scale    atomic.Uint64 // the time scale, as float64 bits
 
 	// Owned by the goroutine that runs frames:
-	batch []action // the actions of the current frame, and those carried over
-	next  int      // index in batch of the first action not yet run
-	peak  int      // about the most actions a recent frame had to run (halves each frame)
+	batch []action   // the actions of the current frame, and those carried over
+	next  int        // index in batch of the first action not yet run
+	peak  int        // about the most actions a recent frame had to run (halves each frame)
+	last  FrameStats // the last frame's; under mu
 	co    coroutines
 }
 
@@ -83,6 +84,7 @@ func New(opts ...Option) *Loom {
 	for _, o := range opts {
 		o.apply(&l.cfg)
 	}
+	l.cfg.settle()
 	l.manual = l.cfg.manual
 	if l.cfg.ownedByNew {
 		l.bind()
@@ -101,6 +103,7 @@ func (l *Loom) Configure(opts ...Option) {
 	for _, o := range opts {
 		o.apply(&l.cfg)
 	}
+	l.cfg.settle()
 	if l.bg != nil && l.cfg.bgLimit != bgLimit {
 		l.cfg.bgLimit = bgLimit
 		panic("loom: WithBackgroundLimit given to Configure after the first RunAsync")

@@ -2,7 +2,7 @@ package loom
 
 import (
 	"fmt"
-	"log"
+	"log/slog"
 	"time"
 )
 
@@ -18,7 +18,11 @@ func (f optionFunc) apply(c *config) { f(c) }
 // config is a Loom's configuration, guarded by the Loom's mutex; a frame
 // works on a copy taken when it begins.
 type config struct {
-	onPanic     func(*PanicError) // never nil
+	onPanic     func(*PanicError) // never nil: handler, with the loom's name set as the panic's Source
+	handler     func(*PanicError) // WithPanicHandler's; nil: logPanic
+	name        string            // WithName
+	region      string            // the trace region of a frame: "loom frame", with the name
+	observe     func(FrameStats)  // WithFrameObserver; nil: none
 	wake        func()            // nil: none
 	maxActions  int               // 0: no limit
 	maxTime     time.Duration     // 0: no limit
@@ -29,25 +33,63 @@ type config struct {
 }
 
 func defaultConfig() config {
-	return config{onPanic: logPanic, bgLimit: 8}
+	c := config{bgLimit: 8}
+	c.settle()
+	return c
 }
 
-// logPanic is the default panic handler.
+// settle derives the fields that follow from the options, once they are
+// applied, so that a frame allocates nothing for them.
+func (c *config) settle() {
+	h, name := c.handler, c.name
+	if h == nil {
+		h = logPanic
+	}
+	c.onPanic = func(p *PanicError) {
+		if p.Source == "" {
+			p.Source = name
+		}
+		h(p)
+	}
+	c.region = "loom frame"
+	if name != "" {
+		c.region += " " + name
+	}
+}
+
+// logPanic is the default panic handler: it reports through log/slog's
+// default logger, at level Error, with the loom's name, the panic value and
+// the stack.
 func logPanic(p *PanicError) {
-	log.Printf("loom: action %v", p)
+	slog.Error("loom: a callback panicked", "loom", p.Source, "panic", p.Value, "stack", string(p.Stack))
+}
+
+// WithName names the loom: the name is the Source of its panics, appears in
+// the default panic report and in the runtime/trace region of each frame
+// ("loom frame NAME"), and Name returns it.
+func WithName(name string) Option {
+	return optionFunc(func(c *config) { c.name = name })
+}
+
+// WithFrameObserver sets a function that the loom calls at the end of each
+// frame, on the loom's goroutine, with the frame's statistics: a metrics
+// exporter's hook (see the expvar Example). It must not block; nil removes
+// it.
+func WithFrameObserver(f func(FrameStats)) Option {
+	return optionFunc(func(c *config) { c.observe = f })
 }
 
 // WithPanicHandler sets the function that receives the panics of actions,
 // delayed actions, coroutines and background functions, each as a
 // *PanicError with the stack of the panic. The handler runs on the goroutine
 // that recovered the panic (the loom's, or a background worker's), and the
-// frame goes on after it returns. Without this option, panics are written to
-// the standard logger (package log), so that none goes unseen.
+// frame goes on after it returns. Without this option, panics are reported
+// through log/slog's default logger (see logPanic), so that none goes unseen.
 func WithPanicHandler(h func(*PanicError)) Option {
 	if h == nil {
 		panic("loom: WithPanicHandler(nil)")
 	}
-	return optionFunc(func(c *config) { c.onPanic = h })
+	return optionFunc(func(c *config) { c.handler = h })
 }
 
 // WithWakeFunc sets a function that the Loom calls, from the goroutine that
