@@ -1,7 +1,6 @@
 package loom
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -350,67 +349,4 @@ func (l *Loom) stopAllNow(err error) {
 	for _, c := range slices.Clone(l.co.live) {
 		l.stopNow(c, err)
 	}
-}
-
-// CoroutineState is the state of a coroutine in a CoroutineInfo.
-type CoroutineState int
-
-const (
-	// CoroutineQueued is a coroutine started from another goroutine that
-	// starts in the next frame.
-	CoroutineQueued CoroutineState = iota
-	// CoroutineRunning is the coroutine whose body runs now (the caller of
-	// Coroutines, or one that started it).
-	CoroutineRunning
-	// CoroutineWaiting is a coroutine waiting on an Instruction.
-	CoroutineWaiting
-)
-
-// String returns "queued", "running" or "waiting".
-func (s CoroutineState) String() string {
-	switch s {
-	case CoroutineQueued:
-		return "queued"
-	case CoroutineRunning:
-		return "running"
-	}
-	return "waiting"
-}
-
-// CoroutineInfo describes a live coroutine, for hunting coroutines that
-// never end.
-type CoroutineInfo struct {
-	ID      uint64
-	State   CoroutineState
-	Wait    Instruction // what a waiting coroutine waits for
-	Started int64       // the frame in which it started; 0 if queued
-	Scoped  bool        // it was started through a Scope
-}
-
-// Coroutines returns a snapshot of l's coroutines that have not ended,
-// ordered by ID. It costs one allocation per call and must be called on l's
-// goroutine (from another, post it: mainthread.CallValue does so for the
-// main loom).
-func (l *Loom) Coroutines() []CoroutineInfo {
-	if !l.OnLoop() {
-		panic("loom: Coroutines called from a goroutine other than the loom's owner")
-	}
-	l.mu.Lock()
-	queued := slices.Clone(l.incoming)
-	l.mu.Unlock()
-	infos := make([]CoroutineInfo, 0, len(l.co.live)+len(queued))
-	for _, c := range queued {
-		if !c.isDone() {
-			infos = append(infos, CoroutineInfo{ID: c.id, State: CoroutineQueued, Scoped: c.scope != nil})
-		}
-	}
-	for _, c := range l.co.live {
-		info := CoroutineInfo{ID: c.id, State: CoroutineWaiting, Wait: c.wait, Started: c.frame, Scoped: c.scope != nil}
-		if c.running {
-			info.State, info.Wait = CoroutineRunning, Instruction{}
-		}
-		infos = append(infos, info)
-	}
-	slices.SortFunc(infos, func(a, b CoroutineInfo) int { return cmp.Compare(a.ID, b.ID) })
-	return infos
 }
