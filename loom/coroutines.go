@@ -3,6 +3,8 @@ package loom
 import (
 	"sync/atomic"
 	"time"
+
+	"github.com/taskqueue-go/taskqueue/internal/delayheap"
 )
 
 // coroutines is a loom's coroutine engine. Apart from ids, it is owned by the
@@ -26,9 +28,9 @@ type coroutines struct {
 
 	live   []*Coroutine // started and not ended
 	ready  []*Coroutine
-	frames delayHeap[*Coroutine]
-	scaled delayHeap[*Coroutine]
-	real   delayHeap[*Coroutine]
+	frames delayheap.Heap[*Coroutine]
+	scaled delayheap.Heap[*Coroutine]
+	real   delayheap.Heap[*Coroutine]
 	polled []*Coroutine
 	spare  []*Coroutine // the other buffer of ready and polled
 	queue  []*Coroutine // the current pass's coroutines to resume, in order
@@ -82,16 +84,16 @@ func (co *coroutines) schedule(l *Loom, c *Coroutine, in Instruction) {
 }
 
 // park puts c in heap h until due.
-func (co *coroutines) park(h *delayHeap[*Coroutine], c *Coroutine, due int64) {
+func (co *coroutines) park(h *delayheap.Heap[*Coroutine], c *Coroutine, due int64) {
 	co.seq++
 	c.waitSeq = co.seq
-	h.push(due, co.seq, c)
-	if h.len() > 64 && h.len() > 2*len(co.live) {
-		h.filter(liveWait) // entries of stopped coroutines became the majority
+	h.Push(due, co.seq, c)
+	if h.Len() > 64 && h.Len() > 2*len(co.live) {
+		h.Filter(liveWait) // entries of stopped coroutines became the majority
 	}
 }
 
-func liveWait(e *entry[*Coroutine]) bool { return e.seq == e.v.waitSeq }
+func liveWait(e *delayheap.Entry[*Coroutine]) bool { return e.Seq == e.V.waitSeq }
 
 // wake makes w, whose awaited coroutine has just ended, resume: in this pass,
 // right after the coroutine that ended (after the running coroutine, if one
@@ -112,17 +114,17 @@ func (l *Loom) wake(w *Coroutine) {
 }
 
 // due pops the live entries of h due at or before now onto the pass queue.
-func (co *coroutines) due(h *delayHeap[*Coroutine], now int64) {
-	for h.len() > 0 {
-		e := h.top()
+func (co *coroutines) due(h *delayheap.Heap[*Coroutine], now int64) {
+	for h.Len() > 0 {
+		e := h.Top()
 		if !liveWait(e) {
-			h.pop()
+			h.Pop()
 			continue
 		}
-		if e.due > now {
+		if e.Due > now {
 			return
 		}
-		c := h.pop()
+		c := h.Pop()
 		c.waitSeq = 0
 		co.queue = append(co.queue, c)
 	}
@@ -250,7 +252,7 @@ func (l *Loom) scaledNow() int64 { return l.scaled.Load() }
 
 // idle adds the coroutines' waits to i.
 func (co *coroutines) idle(l *Loom, i *Idle) {
-	if len(co.ready) > 0 || len(co.polled) > 0 || co.frames.len() > 0 {
+	if len(co.ready) > 0 || len(co.polled) > 0 || co.frames.Len() > 0 {
 		i.Frames = true
 	}
 	timed := func(d time.Duration) {
@@ -259,23 +261,23 @@ func (co *coroutines) idle(l *Loom, i *Idle) {
 		}
 	}
 	if e := co.top(&co.real); e != nil {
-		timed(time.Duration(e.due - int64(l.UnscaledTime())))
+		timed(time.Duration(e.Due - int64(l.UnscaledTime())))
 	}
 	if scale := l.TimeScale(); scale > 0 {
 		if e := co.top(&co.scaled); e != nil {
-			timed(time.Duration(float64(e.due-l.scaledNow()) / scale))
+			timed(time.Duration(float64(e.Due-l.scaledNow()) / scale))
 		}
 	}
 }
 
 // top drops stale entries from the top of h and returns the earliest live
 // one, or nil.
-func (co *coroutines) top(h *delayHeap[*Coroutine]) *entry[*Coroutine] {
-	for h.len() > 0 {
-		if e := h.top(); liveWait(e) {
+func (co *coroutines) top(h *delayheap.Heap[*Coroutine]) *delayheap.Entry[*Coroutine] {
+	for h.Len() > 0 {
+		if e := h.Top(); liveWait(e) {
 			return e
 		}
-		h.pop()
+		h.Pop()
 	}
 	return nil
 }

@@ -61,7 +61,7 @@ func (l *Loom) update(dt time.Duration) {
 	cfg := l.cfg
 	l.takePostedLocked()
 	lastSeq := l.seq // delayed actions posted from now on wait for the next frame
-	delayed := l.delayed.len() > 0
+	delayed := l.delayed.Len() > 0
 	l.signaled = false
 	starts, stops, scopes, stopAll := l.takeCoroutineRequestsLocked()
 	l.mu.Unlock()
@@ -89,7 +89,7 @@ func (l *Loom) update(dt time.Duration) {
 		Coroutines:  len(l.co.live),
 	}
 	l.mu.Lock()
-	fs.Pending = l.delayed.len() - l.stale
+	fs.Pending = l.delayed.Len() - l.stale
 	l.last = fs
 	l.mu.Unlock()
 	if cfg.observe != nil {
@@ -245,11 +245,11 @@ func (l *Loom) runDelayed(b *budget, now int64, lastSeq uint64, onPanic func(*Pa
 	for !b.spent() {
 		l.mu.Lock()
 		e := l.topLocked()
-		if e == nil || e.due > now || e.seq > lastSeq {
+		if e == nil || e.Due > now || e.Seq > lastSeq {
 			l.mu.Unlock()
 			return
 		}
-		t := l.delayed.pop()
+		t := l.delayed.Pop()
 		t.seq = 0
 		t.leaveScopeLocked()
 		f := t.f

@@ -28,7 +28,7 @@ func (l *Loom) Idle() Idle {
 		len(l.incoming) > 0 || len(l.stopping) > 0 || len(l.closing) > 0 || l.stopAll}
 	if e := l.topLocked(); e != nil {
 		i.Timed = true
-		i.Delay = time.Duration(e.due - l.nowLocked())
+		i.Delay = time.Duration(e.Due - l.nowLocked())
 	}
 	l.co.idle(l, &i)
 	return i

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/taskqueue-go/taskqueue/internal/delayheap"
 	"github.com/taskqueue-go/taskqueue/internal/goid"
 	"github.com/taskqueue-go/taskqueue/scheduler"
 )
@@ -44,10 +45,10 @@ type Loom struct {
 
 	mu       sync.Mutex // guards the fields below
 	cfg      config
-	posted   []action          // posted since the last frame began
-	delayed  delayHeap[*Timer] // keyed by unscaled loom time
-	stale    int               // entries of delayed left by stopped or rescheduled timers
-	seq      uint64            // orders delayed actions and waits that fall due together
+	posted   []action               // posted since the last frame began
+	delayed  delayheap.Heap[*Timer] // keyed by unscaled loom time
+	stale    int                    // entries of delayed left by stopped or rescheduled timers
+	seq      uint64                 // orders delayed actions and waits that fall due together
 	closed   bool
 	clock    int64                // unscaled loom time of the latest frame, in ns
 	signaled bool                 // a wake-up went out for posts no frame has taken yet
@@ -223,12 +224,12 @@ func (l *Loom) Close() {
 	cfg := l.cfg
 	l.takePostedLocked()
 	queued, _, _, _ := l.takeCoroutineRequestsLocked()
-	for l.delayed.len() > 0 {
-		if e := l.delayed.top(); live(e) {
-			e.v.seq, e.v.err = 0, ErrClosed
-			e.v.leaveScopeLocked()
+	for l.delayed.Len() > 0 {
+		if e := l.delayed.Top(); live(e) {
+			e.V.seq, e.V.err = 0, ErrClosed
+			e.V.leaveScopeLocked()
 		}
-		l.delayed.pop()
+		l.delayed.Pop()
 	}
 	l.stale = 0
 	bg := l.bg

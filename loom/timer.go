@@ -1,6 +1,10 @@
 package loom
 
-import "time"
+import (
+	"time"
+
+	"github.com/taskqueue-go/taskqueue/internal/delayheap"
+)
 
 // A Timer is a delayed action, made by PostAfter or PostAt. It runs once, in
 // the delayed-action phase of the first frame whose unscaled time is at or
@@ -23,7 +27,7 @@ type Timer struct {
 func (t *Timer) waiting() bool { return t.seq != 0 }
 
 // live reports whether a heap entry is its timer's current one.
-func live(e *entry[*Timer]) bool { return e.seq == e.v.seq }
+func live(e *delayheap.Entry[*Timer]) bool { return e.Seq == e.V.seq }
 
 // PostAfter queues f to run in the first frame at least d after now on l's
 // clock (see Now); with d <= 0, in the next frame. It never blocks. If l is
@@ -78,9 +82,9 @@ func (l *Loom) scheduleLocked(t *Timer, due int64) wakeup {
 	}
 	l.seq++
 	t.seq = l.seq
-	l.delayed.push(due, l.seq, t)
+	l.delayed.Push(due, l.seq, t)
 	l.compactLocked()
-	if top := l.delayed.top(); top.v == t && live(top) {
+	if top := l.delayed.Top(); top.V == t && live(top) {
 		return l.wakeLocked()
 	}
 	return wakeup{}
@@ -98,20 +102,20 @@ func (l *Loom) unscheduleLocked(t *Timer) {
 // the heap stays within twice the live timers and stopping costs O(1)
 // amortized.
 func (l *Loom) compactLocked() {
-	if l.stale > 64 && l.stale > l.delayed.len()/2 {
-		l.delayed.filter(live)
+	if l.stale > 64 && l.stale > l.delayed.Len()/2 {
+		l.delayed.Filter(live)
 		l.stale = 0
 	}
 }
 
 // topLocked drops stale entries from the top of the heap and returns the
 // earliest live one, or nil.
-func (l *Loom) topLocked() *entry[*Timer] {
-	for l.delayed.len() > 0 {
-		if e := l.delayed.top(); live(e) {
+func (l *Loom) topLocked() *delayheap.Entry[*Timer] {
+	for l.delayed.Len() > 0 {
+		if e := l.delayed.Top(); live(e) {
 			return e
 		}
-		l.delayed.pop()
+		l.delayed.Pop()
 		l.stale--
 	}
 	return nil
