@@ -11,6 +11,7 @@ import (
 	"testing"
 	"testing/synctest"
 
+	"github.com/taskqueue-go/taskqueue/internal/bubble"
 	"github.com/taskqueue-go/taskqueue/scheduler"
 )
 
@@ -45,7 +46,7 @@ func TestChildrenRunOnTargetSlots(t *testing.T) {
 		for k := range kids {
 			kids[k] = scheduler.New(2, scheduler.WithTarget(root))
 		}
-		base := runtime.NumGoroutine()
+		base := bubble.Goroutines()
 		ran := make([]atomic.Int32, 4)
 		for range 10 {
 			for k, c := range kids {
@@ -60,7 +61,7 @@ func TestChildrenRunOnTargetSlots(t *testing.T) {
 			}
 		}
 		synctest.Wait()
-		if got := runtime.NumGoroutine() - base; got != 3 {
+		if got := bubble.Goroutines() - base; got != 3 {
 			t.Errorf("%d goroutines run the tree's items; want 3, the target's workers", got)
 		}
 		close(release)
@@ -84,7 +85,7 @@ func TestChildrenRunOnTargetSlots(t *testing.T) {
 			}
 		}
 		synctest.Wait()
-		if got := runtime.NumGoroutine() - base; got != 0 {
+		if got := bubble.Goroutines() - base; got != 0 {
 			t.Errorf("%d goroutines left once the tree is idle; want 0", got)
 		}
 	})
