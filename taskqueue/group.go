@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"sync"
 )
 
@@ -29,6 +30,8 @@ type Group struct {
 	mu      sync.Mutex
 	members []*Handle
 	first   error // the first error, with WithCancelOnError
+
+	onDone func(i int) // called as member i is done; set by GroupOf
 }
 
 // NewGroup returns a Group whose members run on q with ctx.
@@ -98,9 +101,15 @@ func (g *Group) add(submit func() *Handle) {
 		h = submit()
 	}
 	g.mu.Lock()
+	i := len(g.members)
 	g.members = append(g.members, h)
 	g.mu.Unlock()
-	h.notify(func() { g.memberDone(h, roomy) })
+	h.notify(func() {
+		g.memberDone(h, roomy)
+		if g.onDone != nil {
+			g.onDone(i)
+		}
+	})
 }
 
 // memberDone accounts for a member that is done.
@@ -149,11 +158,71 @@ type GroupOf[T any] struct {
 	g    Group
 	mu   sync.Mutex
 	futs []*Future[T]
+
+	order    orderQueue // the members' indices, in the order they completed
+	finished sync.Cond  // signaled as a member completes; on order.mu
+}
+
+// orderQueue is the completion order of a GroupOf's members.
+type orderQueue struct {
+	mu  sync.Mutex
+	idx []int
 }
 
 // NewGroupOf returns a GroupOf whose members run on q with ctx.
 func NewGroupOf[T any](ctx context.Context, q *Queue) *GroupOf[T] {
-	return &GroupOf[T]{g: Group{q: q, ctx: ctx}}
+	g := &GroupOf[T]{g: Group{q: q, ctx: ctx}}
+	g.finished.L = &g.order.mu
+	g.g.onDone = g.completed
+	return g
+}
+
+// completed records that member i is done.
+func (g *GroupOf[T]) completed(i int) {
+	g.order.mu.Lock()
+	g.order.idx = append(g.order.idx, i)
+	g.order.mu.Unlock()
+	g.finished.Broadcast()
+}
+
+// Completed returns the values and errors of g's members in the order they
+// complete, as they complete: a stream, where Wait gives them all at once
+// in submission order. It yields every member submitted before the
+// iteration reaches the end, waiting for those still running, and may be
+// iterated again from the start. A member that failed, or did not run,
+// yields the zero T and its error.
+func (g *GroupOf[T]) Completed() iter.Seq2[T, error] {
+	return func(yield func(T, error) bool) {
+		for next := 0; ; next++ {
+			g.mu.Lock()
+			submitted := len(g.futs)
+			g.mu.Unlock()
+			g.order.mu.Lock()
+			for next == len(g.order.idx) && next < submitted {
+				g.finished.Wait()
+			}
+			if next == len(g.order.idx) {
+				g.order.mu.Unlock()
+				return
+			}
+			i := g.order.idx[next]
+			g.order.mu.Unlock()
+			g.mu.Lock() // member i's future is appended under it
+			f := g.futs[i]
+			g.mu.Unlock()
+			g.g.mu.Lock()
+			h := g.g.members[i]
+			g.g.mu.Unlock()
+			var v T
+			err := h.Err()
+			if f != nil && err == nil {
+				v = f.val
+			}
+			if !yield(v, err) {
+				return
+			}
+		}
+	}
 }
 
 // WithCancelOnError is Group.WithCancelOnError.

@@ -320,3 +320,46 @@ func TestMapAndForEach(t *testing.T) {
 		t.Fatalf("Map with an error: %v, %v", out, err)
 	}
 }
+
+// Completed streams the members as they complete: each once, in completion
+// order, while later members still run.
+func TestGroupOfCompletedStreams(t *testing.T) {
+	q := quietQueue(4)
+	defer q.Close()
+	g := taskqueue.NewGroupOf[int](context.Background(), q)
+	gates := make([]chan struct{}, 5)
+	for i := range gates {
+		gates[i] = make(chan struct{})
+		g.Go(func(context.Context) (int, error) {
+			<-gates[i]
+			if i == 3 {
+				return 0, errors.New("member 3")
+			}
+			return i * 10, nil
+		})
+	}
+	order := []int{2, 0, 3, 4, 1}
+	var got []string
+	next := 0
+	close(gates[order[next]])
+	for v, err := range g.Completed() {
+		got = append(got, fmt.Sprint(v, err))
+		if next++; next < len(order) {
+			close(gates[order[next]]) // the next member ends only once this one was seen
+		}
+	}
+	want := []string{"20 <nil>", "0 <nil>", "0 member 3", "40 <nil>", "10 <nil>"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("Completed yielded %v, want %v", got, want)
+	}
+	if _, err := g.Wait(); err == nil || err.Error() != "member 3" {
+		t.Fatalf("Wait() = %v", err)
+	}
+	n := 0
+	for range g.Completed() {
+		n++
+	}
+	if n != 5 {
+		t.Fatalf("a second iteration yielded %d members, want 5", n)
+	}
+}

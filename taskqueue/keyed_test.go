@@ -94,12 +94,18 @@ func TestKeyedRunSyncFromOwnKey(t *testing.T) {
 }
 
 // TestKeyedMemoryFollowsKeysWithWork: keys used once leave no lane behind.
-// A Keyed keeps a bounded number of idle lanes to reuse, so the heap is
-// measured after a first round of n keys and again after a second round of n
-// other keys: the second round must not grow it.
+// A Keyed keeps a bounded number of idle lanes to reuse (filled first), so
+// the heap is measured after a first round of n keys and again after a second
+// round of n other keys: the second round must not grow it.
 func TestKeyedMemoryFollowsKeysWithWork(t *testing.T) {
+	if raceEnabled {
+		// The race detector's own allocations move the live heap by tens of
+		// kilobytes between two measurements of the same state; this test
+		// runs without it (.ci/run runs the memory tests a second time, so).
+		t.Skip("heap measurements are meaningless under the race detector")
+	}
 	n := 1_000_000
-	if testing.Short() || raceEnabled {
+	if testing.Short() {
 		n = 100_000
 	}
 	target := taskqueue.NewConcurrent(runtime.GOMAXPROCS(0))
@@ -113,6 +119,15 @@ func TestKeyedMemoryFollowsKeysWithWork(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// The Keyed keeps up to maxFreeLanes idle lanes for reuse, as many as
+	// were ever alive at once, which depends on timing: fill that pool first,
+	// with 300 keys whose tasks wait together, so that the rounds measure
+	// what follows the keys and not how full the pool happened to get.
+	gate := make(chan struct{})
+	for key := -300; key < 0; key++ {
+		k.Go(key, func() { <-gate })
+	}
+	close(gate)
 	round(0)
 	before := liveHeap()
 	round(n)
