@@ -48,7 +48,7 @@
 // A Group (NewGroup) submits many tasks to any queue and waits for them all,
 // with their errors joined, or with the first error canceling the rest
 // (Group.WithCancelOnError); a GroupOf returns its members' values in
-// submission order. Handle.Then and the generic Then queue a continuation once
+// submission order, or streams them as they complete (GroupOf.Completed). Handle.Then and the generic Then queue a continuation once
 // a task is done, holding no slot while they wait. Apply, ForEach and Map run
 // a loop across a queue's slots and the calling goroutine, in chunks, so that
 // a million tiny iterations cost a few dozen tasks.
