@@ -96,10 +96,21 @@
 //
 // # Panics
 //
-// A panic in an action, a delayed action or a background function is
-// recovered and given, as a [*PanicError] with its stack, to the handler set
-// with [WithPanicHandler] (by default, the standard logger); the frame goes
-// on with the next action.
+// A panic in an action, a delayed action, a background function, a wait's
+// predicate or any other function of the program that the loom calls is
+// recovered and given, as a [*PanicError] with its stack and the loom's name
+// (see [WithName]) as its Source, to the handler set with [WithPanicHandler]
+// (by default, log/slog's default logger); the frame goes on with the next
+// action.
+//
+// # Watching frames
+//
+// [Loom.LastFrame] returns the last frame's [FrameStats]: the actions and
+// delayed actions it ran, what its budget carried over, the coroutines alive
+// and the delayed actions pending, and how long its work took.
+// [WithFrameObserver] hands them to a function at the end of every frame, for
+// a metrics exporter. With runtime/trace on, each frame is a region named
+// "loom frame" and the loom's name.
 //
 // # Testing
 //
