@@ -26,8 +26,18 @@
 // the panic, and the main loop goes on. A panic in a function given to Go
 // goes to the main loom's panic handler. Once the main loop has stopped,
 // Call panics and CallContext and Go return [ErrClosed]: no call waits
-// forever. A function run on the main thread must not call runtime.Goexit,
-// which would end the main goroutine.
+// forever. Run serves once per process; a second Run panics. A function run
+// on the main thread must not call runtime.Goexit, which would end the main
+// goroutine.
+//
+// # A main thread nothing serves
+//
+// A program that imports this package but neither calls Run nor updates
+// Loom() from its frame loop (or whose engine owns the main thread, as
+// Ebitengine does, and never updates Loom()) would wait forever in Call
+// without a word. Instead, once work has waited [NotServedAfter] with no
+// frame run, a warning saying how to serve the main thread goes to
+// log/slog's default logger, once.
 //
 // # Testing
 //
