@@ -66,7 +66,9 @@
 //	WaitAny(ws...)                the same, when one of ws is done
 //
 // After a WaitAll or WaitAny, FirstErr and FirstDone tell which member failed
-// or ended first. A panic in any function a wait calls (a predicate,
+// or ended first. A wait bounded by a duration is a WaitAny with a
+// Loom.Delay (scaled time) or Loom.DelayRealtime; Await is WaitAll for a
+// goroutine, bounded by a context. A panic in any function a wait calls (a predicate,
 // KeepWaiting, a Waitable's Done) ends only the coroutine that waits: it goes
 // to the panic handler and to that coroutine's Err, and every other coroutine
 // stays where it was.

@@ -1,6 +1,7 @@
 package loom
 
 import (
+	"context"
 	"fmt"
 	"time"
 )
@@ -235,4 +236,35 @@ func (in Instruction) String() string {
 		return fmt.Sprintf("WaitAny(%d members)", len(in.ref.(*multi).ws))
 	}
 	return "NextFrame"
+}
+
+// Await blocks until every one of ws is done, or until ctx is done, and
+// returns FirstErr(ws...) or ctx.Err(). It is the goroutine side of WaitAll,
+// for code off the loom's goroutine that waits on a mix of coroutines, loom
+// tasks and queue handles; the loom's own goroutine must not block on its
+// coroutines, which only its frames move.
+func Await(ctx context.Context, ws ...Waitable) error {
+	for _, w := range ws {
+		select {
+		case <-w.Done():
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return FirstErr(ws...)
+}
+
+// Delay starts a coroutine that ends d from now on l's scaled time (as
+// WaitForSeconds counts), and returns it: a Waitable that bounds another
+// wait, as in yield(WaitAny(handle, l.Delay(time.Second))), after which
+// FirstDone tells whether the handle or the delay came first. DelayRealtime
+// counts on unscaled time.
+func (l *Loom) Delay(d time.Duration) *Coroutine {
+	return l.StartCoroutine(func(yield func(Instruction) bool) { yield(WaitForSeconds(d)) })
+}
+
+// DelayRealtime is Delay on unscaled time, which the time scale does not
+// slow or pause.
+func (l *Loom) DelayRealtime(d time.Duration) *Coroutine {
+	return l.StartCoroutine(func(yield func(Instruction) bool) { yield(WaitForSecondsRealtime(d)) })
 }

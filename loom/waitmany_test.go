@@ -1,6 +1,7 @@
 package loom_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"testing"
@@ -121,5 +122,43 @@ func TestWaitAllAllocatesOnlyWhenMade(t *testing.T) {
 	update(t, l)
 	if a := testing.AllocsPerRun(100, func() { update(t, l) }); a != 0 {
 		t.Fatalf("a frame polling a WaitAll allocates %v times", a)
+	}
+}
+
+// A wait bounded by a duration: WaitAny of the awaited thing and a Delay.
+func TestWaitBoundedByDelay(t *testing.T) {
+	l, _ := panicLoom(t)
+	slow := newFuture()
+	var at int64
+	first := -1
+	l.StartCoroutine(func(y func(loom.Instruction) bool) {
+		ws := []loom.Waitable{slow, l.Delay(3 * time.Millisecond)}
+		if y(loom.WaitAny(ws...)) {
+			at, first = l.Frame(), loom.FirstDone(ws...)
+		}
+	})
+	for range 6 {
+		update(t, l)
+	}
+	if at != 3 || first != 1 {
+		t.Fatalf("resumed in frame %d with member %d first; want frame 3, the delay", at, first)
+	}
+}
+
+// Await waits on a goroutine for a mix of waitables, bounded by a context.
+func TestAwait(t *testing.T) {
+	a, b := newFuture(), newFuture()
+	boom := errors.New("b failed")
+	go func() { a.end(nil); b.end(boom) }()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := loom.Await(ctx, a, b); err != boom {
+		t.Fatalf("Await() = %v, want b's error", err)
+	}
+	never := newFuture()
+	short, cancel2 := context.WithCancel(context.Background())
+	cancel2()
+	if err := loom.Await(short, never); err != context.Canceled {
+		t.Fatalf("Await with a done context = %v", err)
 	}
 }
