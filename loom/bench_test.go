@@ -331,3 +331,71 @@ func BenchmarkFloodMemory(b *testing.B) {
 	}
 	b.ReportMetric(float64(int64(after)-int64(before)), "heap-B-after-flood")
 }
+
+// BenchmarkWaitAllPending measures a frame in which a coroutine waits with
+// WaitAll for 1,000 members of which none is done: the wait looks at the
+// first pending member only.
+func BenchmarkWaitAllPending(b *testing.B) {
+	l := loom.New(loom.ManualClock(), loom.OwnedByCaller())
+	defer l.Close()
+	ws := make([]loom.Waitable, 1000)
+	for i := range ws {
+		ws[i] = pendingWaitable{make(chan struct{})}
+	}
+	l.StartCoroutine(func(y func(loom.Instruction) bool) { y(loom.WaitAll(ws...)) })
+	l.UpdateDelta(time.Millisecond)
+	b.ReportAllocs()
+	for b.Loop() {
+		l.UpdateDelta(time.Millisecond)
+	}
+}
+
+type pendingWaitable struct{ ch chan struct{} }
+
+func (w pendingWaitable) Done() <-chan struct{} { return w.ch }
+
+// BenchmarkTaskAwait measures a coroutine that starts a typed coroutine and
+// waits for its result, per round (a start, a yield, a resume, an end).
+func BenchmarkTaskAwait(b *testing.B) {
+	l := loom.New(loom.ManualClock(), loom.OwnedByCaller())
+	defer l.Close()
+	b.ReportAllocs()
+	l.StartCoroutine(func(y func(loom.Instruction) bool) {
+		for {
+			t := loom.StartTask(l, func(y func(loom.Instruction) bool) (int, error) {
+				y(loom.NextFrame())
+				return 1, nil
+			})
+			if !y(loom.WaitFor(t)) {
+				return
+			}
+		}
+	})
+	for b.Loop() {
+		l.UpdateDelta(time.Millisecond)
+	}
+}
+
+// BenchmarkRunOff measures a round trip off the frame and back: RunOff on a
+// pool of goroutines, a yield of WaitFor, the resume with the result.
+func BenchmarkRunOff(b *testing.B) {
+	l := loom.New(loom.ManualClock(), loom.OwnedByCaller())
+	defer l.Close()
+	pool := goPool{}
+	rounds := 0
+	l.StartCoroutine(func(y func(loom.Instruction) bool) {
+		for {
+			off := loom.RunOff(pool, func() (int, error) { return 1, nil })
+			if !y(loom.WaitFor(off)) {
+				return
+			}
+			rounds++
+		}
+	})
+	b.ReportAllocs()
+	for b.Loop() {
+		for start := rounds; rounds == start; {
+			l.UpdateDelta(time.Millisecond)
+		}
+	}
+}
