@@ -56,6 +56,7 @@ type Group struct {
 	first    error      // the cause of the cancel: a member's error, or ctx's
 	byMember bool       // first is a member's error
 	lost     bool       // a member never ran because the group was canceled
+	queuedAt int        // members that had not started when it was canceled
 	inQueue  int        // WithGroupLimit: members handed to the queue, not ended
 	overflow []groupJob // WithGroupLimit: members waiting for their turn
 	cond     sync.Cond  // GroupOf.All waits on it, with mu
@@ -348,6 +349,7 @@ func (g *Group) abort(cause error, byMember bool) {
 	for !g.state.CompareAndSwap(s, s|stateCancel) {
 		s = g.state.Load()
 	}
+	g.queuedAt = int(queued(s))
 	if queued(s) > 0 {
 		g.lost = true
 	}
