@@ -8,13 +8,14 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
-
-	"github.com/taskqueue-go/taskqueue/scheduler"
 )
 
 // A Group runs tasks, its members, on a queue and waits for them all
 // (errgroup's Group, conc's pool, libdispatch's dispatch_group). Members run
-// under the queue's rules, among its other tasks; a group adds no goroutine.
+// under the queue's rules, among its other tasks, and a group adds no
+// goroutine: members wait in the group, and a few tasks of the queue, no more
+// than its limit, run them one after the other, so that a member costs no
+// hand-off of its own (see grouprunner.go).
 //
 // By default a member's failure does not stop the others, and Wait returns
 // the errors of all the members that failed, joined. Made WithCancelOnError,
@@ -24,13 +25,18 @@ import (
 // the panic value and stack and which Wait returns (among the others unless
 // the group cancels on error); Wait does not re-panic. As with the panics of
 // tasks with a Handle, it also goes to the queue's panic handler. A member
-// that calls runtime.Goexit fails with ErrGoexit. A member the queue does not
-// accept (it is closed, or full) fails with ErrClosed or ErrQueueFull.
+// that calls runtime.Goexit fails with ErrGoexit. Members added to a closed
+// queue, or left waiting in the group when CloseNow drops the group's tasks,
+// fail with ErrClosed.
 //
 // The context given to NewGroup bounds the group: once it is done, members
 // that have not started never run, and Wait returns as soon as the running
 // ones have returned, with the context's error, unless no member was kept
 // from running by it.
+//
+// The queue's Stats count members as its tasks once they end: Completed,
+// Failed and Panicked for those that ran, Canceled for those that never
+// started. Members waiting in the group do not count as Queued.
 //
 // A Group is safe for use by multiple goroutines; members may add members.
 // It must not be copied. The zero Group is not usable; call NewGroup. The
@@ -42,25 +48,27 @@ type Group struct {
 	unwatch  func() bool             // stops the watch of ctx; nil if none
 	watch    bool                    // ctx can be done
 	failFast bool                    // WithCancelOnError
-	limit    int                     // WithGroupLimit; 0: the queue's only
+	width    int32                   // the most runners: WithGroupLimit, or the queue's limit
 
 	// state holds the counts of members queued and running, and the
 	// flags below, so that a member's start and the group's cancel are one
 	// atomic decision: a member starts only while the group is not canceled.
-	state atomic.Uint64
-	next  atomic.Int64  // the number of members added: the index of the next
-	done  chan struct{} // closed when the group is done while Wait waits
+	state   atomic.Uint64
+	next    atomic.Int64           // the number of members added: the index of the next
+	pending atomic.Pointer[member] // members added since a runner last took them, the newest first
+	outMu   sync.Mutex             // guards out, for the runners
+	out     atomic.Pointer[member] // members taken from pending, in order: the next to run first
+	runners atomic.Int32           // runners queued or running
+	done    chan struct{}          // closed when the group is done while Wait waits
+	streams atomic.Int32           // GroupOf.Completed iterations waiting on cond
 
 	mu       sync.Mutex // guards the fields below
 	errs     []memberErr
-	first    error      // the cause of the cancel: a member's error, or ctx's
-	byMember bool       // first is a member's error
-	lost     bool       // a member never ran because the group was canceled
-	queuedAt int        // members that had not started when it was canceled
-	inQueue  int        // WithGroupLimit: members handed to the queue, not ended
-	overflow []groupJob // WithGroupLimit: members waiting for their turn
-	cond     sync.Cond  // GroupOf.All waits on it, with mu
-	streams  atomic.Int32
+	first    error // the cause of the cancel: a member's error, or ctx's
+	byMember bool  // first is a member's error
+	lost     bool  // a member never ran because the group was canceled
+	queuedAt int   // members that had not started when it was canceled
+	cond     sync.Cond
 }
 
 // The layout of Group.state.
@@ -88,15 +96,32 @@ type memberErr struct {
 	err error
 }
 
-// A groupJob is a member as the group sees it: a task of the queue, with
-// the function to call.
-type groupJob interface {
-	scheduler.Task
-	index() int64
+// A member is a function added to a group, waiting in it, then run.
+type member struct {
+	next *member // in the group's pending list, then in a runner's batch
+	f    func(context.Context) error
+	i    int64
+	typ  typedMember // the GroupOf member that embeds this one, or nil
+}
+
+// A typedMember is a member of a GroupOf.
+type typedMember interface {
 	call(ctx context.Context) error
-	// end records how the member ended; it runs before the member counts
-	// as ended.
+	// end records how the member ended: before it counts as ended.
 	end(err error)
+}
+
+func (m *member) call(ctx context.Context) error {
+	if m.typ != nil {
+		return m.typ.call(ctx)
+	}
+	return m.f(ctx)
+}
+
+func (m *member) end(err error) {
+	if m.typ != nil {
+		m.typ.end(err)
+	}
 }
 
 // A GroupOption configures a Group; options are given to NewGroup and
@@ -118,15 +143,16 @@ func WithCancelOnError() GroupOption {
 	return groupOptionFunc(func(g *Group) { g.failFast = true })
 }
 
-// WithGroupLimit bounds how many members of a group are in the queue at
-// once, waiting or running, at n, below the queue's own limit (errgroup's
-// SetLimit). The others wait in the group, in the order they were added,
-// and Go still never blocks. WithGroupLimit panics if n < 1.
+// WithGroupLimit bounds how many members of a group run at once at n, below
+// the queue's own limit (errgroup's SetLimit); the others wait in the group,
+// and Go does not block for them. Without it, a group runs as many members
+// at once as its queue's limit when the group was made. WithGroupLimit
+// panics if n < 1.
 func WithGroupLimit(n int) GroupOption {
 	if n < 1 {
 		panic(fmt.Sprintf("taskqueue: WithGroupLimit(%d): the limit must be positive", n))
 	}
-	return groupOptionFunc(func(g *Group) { g.limit = n })
+	return groupOptionFunc(func(g *Group) { g.width = int32(min(n, 1<<30)) })
 }
 
 // NewGroup returns a group whose members run on q and receive a context
@@ -146,13 +172,16 @@ func (g *Group) init(ctx context.Context, q *Queue, call string, opts []GroupOpt
 	for _, o := range opts {
 		o.applyGroup(g)
 	}
+	if g.width == 0 {
+		g.width = int32(q.Limit())
+	}
 	if g.failFast {
 		g.ctx, g.cancel = context.WithCancelCause(ctx)
 	}
 	if g.ctx.Done() != nil {
 		g.watch = true
-		// A done context cancels the members still queued at once, so that
-		// Wait need not wait for the queue to reach them.
+		// A done context cancels the members still waiting at once, so that
+		// Wait need not wait for a runner to reach them.
 		g.unwatch = context.AfterFunc(g.ctx, func() { g.abort(context.Cause(g.ctx), false) })
 	}
 }
@@ -161,31 +190,24 @@ func (g *Group) init(ctx context.Context, q *Queue, call string, opts []GroupOpt
 // context, and returns at once. Go panics if f is nil, and if Wait has
 // returned: a group is used once. Calls of Go from outside the group's
 // members must happen before Wait is called, as with sync.WaitGroup.Add.
+//
+// Go blocks only where RunAsync would, and only while the group has fewer
+// tasks on the queue than it may: on a full queue made WithMaxQueued and
+// WaitWhenFull, until there is room or the group's context is done.
 func (g *Group) Go(f func(context.Context) error) {
 	if f == nil {
 		nilFunc("Group.Go")
 	}
-	g.add(&member{g: g, f: f, i: g.next.Add(1) - 1})
+	g.add(&member{f: f, i: g.next.Add(1) - 1})
 }
 
-type member struct {
-	g *Group
-	f func(context.Context) error
-	i int64
-}
-
-func (m *member) Run()                           { m.g.run(m) }
-func (m *member) index() int64                   { return m.i }
-func (m *member) call(ctx context.Context) error { return m.f(ctx) }
-func (m *member) end(error)                      {}
-
-// add counts j as queued and hands it to the queue, or, on a group with a
-// limit, to the group's own list if the group has as many in the queue as
-// it allows.
-func (g *Group) add(j groupJob) {
+// add counts m as queued and puts it in the group's pending list, for a
+// runner to take.
+func (g *Group) add(m *member) {
 	if g.watch && g.ctx.Err() != nil {
 		g.abort(context.Cause(g.ctx), false)
 	}
+	refused := g.q.Closed()
 	for {
 		s := g.state.Load()
 		if s&stateEnded != 0 {
@@ -197,64 +219,96 @@ func (g *Group) add(j groupJob) {
 			g.mu.Unlock()
 			return
 		}
+		if refused {
+			g.q.rejected.Add(1)
+			g.settle(m, 0, ErrClosed)
+			return
+		}
 		if g.state.CompareAndSwap(s, s+queuedOne) {
 			break
 		}
 	}
-	if g.limit > 0 {
-		g.mu.Lock()
-		if g.inQueue >= g.limit {
-			g.overflow = append(g.overflow, j)
-			g.mu.Unlock()
-			return
+	for {
+		top := g.pending.Load()
+		m.next = top
+		if g.pending.CompareAndSwap(top, m) {
+			break
 		}
-		g.inQueue++
-		g.mu.Unlock()
 	}
-	g.submit(j)
+	g.wakeRunner()
 }
 
-// submit hands j to the queue. A member the queue refuses ends with the
-// queue's error, without running.
-func (g *Group) submit(j groupJob) {
-	if _, err := g.q.enqueue(g.ctx, j); err != nil {
-		g.q.rejected.Add(1)
-		if g.watch && g.ctx.Err() != nil {
-			// Refused for the group's own context: lost, not failed.
-			g.abort(context.Cause(g.ctx), false)
-			g.release()
-			g.change(-queuedOne)
-			return
-		}
-		g.settle(j, -queuedOne, err)
+// take returns the members of the pending list in the order they were added,
+// linked by next, and empties the list. Adding to the list costs a member one
+// compare-and-swap and no lock; the runners take it at once.
+func (g *Group) take() *member {
+	var batch *member
+	for m := g.pending.Swap(nil); m != nil; {
+		next := m.next
+		m.next = batch
+		batch = m
+		m = next
 	}
+	return batch
 }
 
-// run is the member j run by the queue: it starts if the group is not
-// canceled, and ends with its outcome.
-func (g *Group) run(j groupJob) {
+// pop returns the member to run next, or nil if none waits.
+func (g *Group) pop() *member {
+	g.outMu.Lock()
+	m := g.out.Load()
+	if m == nil {
+		m = g.take()
+	}
+	if m != nil {
+		g.out.Store(m.next)
+		m.next = nil
+	}
+	g.outMu.Unlock()
+	return m
+}
+
+// takeAll returns every member waiting, in order, and empties the lists.
+func (g *Group) takeAll() *member {
+	g.outMu.Lock()
+	defer g.outMu.Unlock()
+	first := g.out.Swap(nil)
+	rest := g.take()
+	if first == nil {
+		return rest
+	}
+	last := first
+	for last.next != nil {
+		last = last.next
+	}
+	last.next = rest
+	return first
+}
+
+// runMember runs m on a runner: if the group is not canceled, m starts, and
+// ends with its outcome.
+func (g *Group) runMember(m *member) {
 	if !g.start() {
-		g.q.skipped.Add(1)
 		g.q.canceled.Add(1)
 		return
 	}
+	g.q.inner.Add(1)
 	normal := false
 	defer func() {
 		if !normal {
-			g.abortMember(j, recover())
+			g.abortMember(m, recover())
 		}
 	}()
 	var err error
 	if g.q.observer == nil && g.q.labels == nil {
-		err = j.call(g.ctx)
+		err = m.call(g.ctx)
 	} else {
-		err = g.q.invoke(g.ctx, j.call)
+		err = g.q.invoke(g.ctx, m.call)
 	}
 	normal = true
 	if err != nil {
 		g.q.failed.Add(1)
 	}
-	g.settle(j, -runningOne, err)
+	g.settle(m, -runningOne, err)
 }
 
 // start moves a member from queued to running, reporting whether it may
@@ -277,7 +331,7 @@ func (g *Group) start() bool {
 
 // abortMember ends a member that panicked with v, or that called
 // runtime.Goexit if v is nil, from the deferred call that recovered v.
-func (g *Group) abortMember(j groupJob, v any) {
+func (g *Group) abortMember(m *member, v any) {
 	var err error = ErrGoexit
 	if v == nil {
 		g.q.failed.Add(1)
@@ -287,19 +341,35 @@ func (g *Group) abortMember(j groupJob, v any) {
 		g.q.onPanic(p)
 		err = p
 	}
-	g.settle(j, -runningOne, err)
+	g.settle(m, -runningOne, err)
 }
 
-// settle ends member j, which ran or which the queue refused, with err: it
-// records err, lets the next member of a limited
-// group into the queue, and takes j off the counts by delta.
-func (g *Group) settle(j groupJob, delta int64, err error) {
+// settle ends member m, which ran or which the queue refused, with err: it
+// records err and takes m off the counts by delta.
+func (g *Group) settle(m *member, delta int64, err error) {
 	if err != nil {
-		g.fail(j.index(), err)
+		g.fail(m.i, err)
 	}
-	j.end(err)
-	g.release()
-	g.change(delta)
+	m.end(err)
+	if delta != 0 {
+		g.change(delta)
+	}
+}
+
+// refuse ends the members of the list from m, which never ran, with err:
+// dropped if the group is canceled, failed otherwise.
+func (g *Group) refuse(m *member, err error) {
+	for m != nil {
+		next := m.next
+		m.next = nil
+		if g.state.Load()&stateCancel != 0 {
+			g.q.canceled.Add(1)
+			g.change(-queuedOne)
+		} else {
+			g.settle(m, -queuedOne, err)
+		}
+		m = next
+	}
 }
 
 // fail records the error of member i, canceling a group made
@@ -314,25 +384,6 @@ func (g *Group) fail(i int64, err error) {
 	g.mu.Unlock()
 }
 
-// release gives a limited group's place in the queue to the next member
-// waiting in the group, if any.
-func (g *Group) release() {
-	if g.limit == 0 {
-		return
-	}
-	g.mu.Lock()
-	if len(g.overflow) == 0 || g.state.Load()&stateCancel != 0 {
-		g.inQueue--
-		g.mu.Unlock()
-		return
-	}
-	j := g.overflow[0]
-	g.overflow[0] = nil
-	g.overflow = g.overflow[1:]
-	g.mu.Unlock()
-	g.submit(j)
-}
-
 // abort cancels the group with cause, from a member that failed if
 // byMember: members that have not started never run. Only the first call
 // counts.
@@ -344,8 +395,6 @@ func (g *Group) abort(cause error, byMember bool) {
 		return
 	}
 	g.first, g.byMember = cause, byMember
-	clear(g.overflow) // counted as queued, and so as lost below
-	g.overflow = nil
 	for !g.state.CompareAndSwap(s, s|stateCancel) {
 		s = g.state.Load()
 	}
@@ -358,6 +407,7 @@ func (g *Group) abort(cause error, byMember bool) {
 	if g.cancel != nil {
 		g.cancel(cause)
 	}
+	g.refuse(g.takeAll(), nil) // dropped: the group is canceled
 }
 
 // change adds delta to the counts and wakes Wait if the group is done.
@@ -373,10 +423,10 @@ func (g *Group) change(delta int64) {
 }
 
 // woke is called after each change of the state that may end the group,
-// with the new state ns: it ends the wait of Wait, and wakes the iterators
-// of GroupOf.All. Of the changes that find the group done while Wait waits,
-// the one that marks done closed closes it; a change that fails to mark it
-// was overtaken by another, which calls woke in turn.
+// with the new state ns: it ends the wait of Wait, and wakes the iterations
+// of GroupOf.Completed. Of the changes that find the group done while Wait
+// waits, the one that marks done closed closes it; a change that fails to
+// mark it was overtaken by another, which calls woke in turn.
 func (g *Group) woke(ns uint64) {
 	if isDone(ns) && ns&(stateWaited|stateClosed) == stateWaited &&
 		g.state.CompareAndSwap(ns, ns|stateClosed) {

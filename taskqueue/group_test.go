@@ -345,19 +345,78 @@ func TestGroupQueueRefuses(t *testing.T) {
 		if err := g.Wait(); !errors.Is(err, taskqueue.ErrClosed) {
 			t.Errorf("Wait() on a closed queue = %v; want ErrClosed", err)
 		}
+		// Members wait in the group, not in the queue: they fail only when
+		// the queue takes no task to run them.
 		full := taskqueue.NewSerial(taskqueue.WithMaxQueued(1, taskqueue.FailWhenFull))
-		release := sync.OnceFunc(block(t, full))
+		release := block(t, full)
+		full.Go(func() {}) // the last room
 		fg := taskqueue.NewGroupOf[int](t.Context(), full)
 		fg.Go(func(context.Context) (int, error) { return 1, nil })
 		fg.Go(func(context.Context) (int, error) { return 2, nil })
 		var got []error
 		for _, err := range fg.Completed() {
 			got = append(got, err)
-			release()
 		}
-		if !slices.Equal(got, []error{taskqueue.ErrQueueFull, nil}) {
-			t.Errorf("Completed yielded errors %v; want [ErrQueueFull <nil>]", got)
+		if !slices.Equal(got, []error{taskqueue.ErrQueueFull, taskqueue.ErrQueueFull}) {
+			t.Errorf("Completed yielded errors %v; want [ErrQueueFull ErrQueueFull]", got)
 		}
+		release()
+	})
+}
+
+// CloseNow drops the group's tasks from the queue: the members waiting fail
+// with ErrClosed, and Wait does not hang.
+func TestGroupCloseNow(t *testing.T) {
+	forEachKind(t, func(t *testing.T, k queueKind) {
+		q := k.new()
+		release := block(t, q)
+		g := taskqueue.NewGroup(t.Context(), q)
+		var ran atomic.Int32
+		for range 10 {
+			g.Go(func(context.Context) error { ran.Add(1); return nil })
+		}
+		q.CloseNow()
+		release()
+		err := g.Wait()
+		if !errors.Is(err, taskqueue.ErrClosed) {
+			t.Errorf("Wait() after CloseNow = %v; want ErrClosed", err)
+		}
+		if n := len(err.(interface{ Unwrap() []error }).Unwrap()); n != 10 || ran.Load() != 0 {
+			t.Errorf("%d members failed and %d ran; want 10 and 0", n, ran.Load())
+		}
+		g2 := taskqueue.NewGroup(t.Context(), q)
+		g2.Go(func(context.Context) error { return nil })
+		if err := g2.Wait(); err != taskqueue.ErrClosed {
+			t.Errorf("Wait() of a group on a closed queue = %v; want ErrClosed", err)
+		}
+	})
+}
+
+// Members run one after the other on a few tasks of the queue, which count
+// them as its own.
+func TestGroupStats(t *testing.T) {
+	forEachKind(t, func(t *testing.T, k queueKind) {
+		var p panics
+		q := k.new(p.handler())
+		g := taskqueue.NewGroup(t.Context(), q)
+		for i := range 1000 {
+			g.Go(func(context.Context) error {
+				switch i % 100 {
+				case 1:
+					return errors.New("x")
+				case 2:
+					panic("y")
+				}
+				return nil
+			})
+		}
+		g.Wait()
+		q.Close()
+		want := taskqueue.Stats{Completed: 1000, Succeeded: 980, Failed: 10, Panicked: 10}
+		if got := q.Stats(); got != want {
+			t.Errorf("Stats() = %+v; want %+v", got, want)
+		}
+		p.take()
 	})
 }
 

@@ -33,20 +33,20 @@ func (g *GroupOf[T]) Go(f func(context.Context) (T, error)) {
 	if f == nil {
 		nilFunc("GroupOf.Go")
 	}
-	g.g.add(&memberOf[T]{g: g, f: f, i: g.g.next.Add(1) - 1})
+	m := &memberOf[T]{g: g, f: f}
+	m.member.i = g.g.next.Add(1) - 1
+	m.member.typ = m
+	g.g.add(&m.member)
 }
 
 type memberOf[T any] struct {
-	g    *GroupOf[T]
-	f    func(context.Context) (T, error)
-	i    int64
-	val  T
-	err  error
-	next *memberOf[T] // in the list of the members that ended
+	member
+	g     *GroupOf[T]
+	f     func(context.Context) (T, error)
+	val   T
+	err   error
+	ended *memberOf[T] // next in the list of the members that ended
 }
-
-func (m *memberOf[T]) Run()         { m.g.g.run(m) }
-func (m *memberOf[T]) index() int64 { return m.i }
 
 func (m *memberOf[T]) call(ctx context.Context) error {
 	v, err := m.f(ctx)
@@ -59,7 +59,7 @@ func (m *memberOf[T]) end(err error) {
 	m.err = err
 	for {
 		top := m.g.head.Load()
-		m.next = top
+		m.ended = top
 		if m.g.head.CompareAndSwap(top, m) {
 			return
 		}
@@ -78,7 +78,7 @@ func (g *GroupOf[T]) Wait() ([]T, error) {
 
 func (g *GroupOf[T]) values() []T {
 	vals := make([]T, g.g.next.Load())
-	for m := g.head.Load(); m != nil; m = m.next {
+	for m := g.head.Load(); m != nil; m = m.ended {
 		vals[m.i] = m.val
 	}
 	return vals
@@ -105,7 +105,7 @@ func (g *GroupOf[T]) Completed() iter.Seq2[T, error] {
 		for {
 			top := g.head.Load()
 			batch = batch[:0]
-			for m := top; m != mark; m = m.next {
+			for m := top; m != mark; m = m.ended {
 				batch = append(batch, m)
 			}
 			mark = top
