@@ -53,14 +53,20 @@ type Group struct {
 	// state holds the counts of members queued and running, and the
 	// flags below, so that a member's start and the group's cancel are one
 	// atomic decision: a member starts only while the group is not canceled.
+	// The words that the adding goroutines and the runners write often
+	// stand on cache lines of their own.
+	_       [cacheLine]byte
 	state   atomic.Uint64
+	_       [cacheLine - 8]byte
 	next    atomic.Int64           // the number of members added: the index of the next
 	pending atomic.Pointer[member] // members added since a runner last took them, the newest first
+	_       [cacheLine - 16]byte
 	outMu   sync.Mutex             // guards out, for the runners
 	out     atomic.Pointer[member] // members taken from pending, in order: the next to run first
-	runners atomic.Int32           // runners queued or running
-	done    chan struct{}          // closed when the group is done while Wait waits
-	streams atomic.Int32           // GroupOf.Completed iterations waiting on cond
+	_       [cacheLine - 16]byte
+	runners atomic.Int32  // runners queued or running
+	streams atomic.Int32  // GroupOf.Completed iterations waiting on cond
+	done    chan struct{} // closed when the group is done while Wait waits
 
 	mu       sync.Mutex // guards the fields below
 	errs     []memberErr
@@ -70,6 +76,10 @@ type Group struct {
 	queuedAt int   // members that had not started when it was canceled
 	cond     sync.Cond
 }
+
+// cacheLine is the size of the cache lines that keep apart the words of a
+// group that different goroutines write.
+const cacheLine = 64
 
 // The layout of Group.state.
 const (
@@ -207,26 +217,25 @@ func (g *Group) add(m *member) {
 	if g.watch && g.ctx.Err() != nil {
 		g.abort(context.Cause(g.ctx), false)
 	}
-	refused := g.q.Closed()
-	for {
-		s := g.state.Load()
+	if g.q.Closed() {
+		if g.state.Load()&stateEnded != 0 {
+			panic("taskqueue: Group.Go after Wait returned: a group is used once")
+		}
+		g.q.rejected.Add(1)
+		g.settle(m, 0, ErrClosed)
+		return
+	}
+	// One add and no loop, however many goroutines add members and runners
+	// start them: a member added to a canceled group takes itself back out.
+	if s := g.addState(queuedOne); s&(stateEnded|stateCancel) != 0 {
+		g.addState(-queuedOne) // the counts of a canceled group no longer matter
 		if s&stateEnded != 0 {
 			panic("taskqueue: Group.Go after Wait returned: a group is used once")
 		}
-		if s&stateCancel != 0 {
-			g.mu.Lock()
-			g.lost = true
-			g.mu.Unlock()
-			return
-		}
-		if refused {
-			g.q.rejected.Add(1)
-			g.settle(m, 0, ErrClosed)
-			return
-		}
-		if g.state.CompareAndSwap(s, s+queuedOne) {
-			break
-		}
+		g.mu.Lock()
+		g.lost = true
+		g.mu.Unlock()
+		return
 	}
 	for {
 		top := g.pending.Load()
@@ -317,16 +326,11 @@ func (g *Group) start() bool {
 	if g.watch && g.ctx.Err() != nil {
 		g.abort(context.Cause(g.ctx), false)
 	}
-	for {
-		s := g.state.Load()
-		if s&stateCancel != 0 {
-			g.change(-queuedOne)
-			return false
-		}
-		if g.state.CompareAndSwap(s, s-queuedOne+runningOne) {
-			return true
-		}
+	if s := g.addState(runningOne - queuedOne); s&stateCancel != 0 {
+		g.change(-runningOne) // canceled first: it never started
+		return false
 	}
+	return true
 }
 
 // abortMember ends a member that panicked with v, or that called
@@ -412,14 +416,12 @@ func (g *Group) abort(cause error, byMember bool) {
 
 // change adds delta to the counts and wakes Wait if the group is done.
 func (g *Group) change(delta int64) {
-	for {
-		s := g.state.Load()
-		ns := uint64(int64(s) + delta)
-		if g.state.CompareAndSwap(s, ns) {
-			g.woke(ns)
-			return
-		}
-	}
+	g.woke(g.addState(delta))
+}
+
+// addState adds delta to the counts and returns the new state.
+func (g *Group) addState(delta int64) uint64 {
+	return g.state.Add(uint64(delta))
 }
 
 // woke is called after each change of the state that may end the group,
