@@ -406,13 +406,15 @@ func TestGroupStats(t *testing.T) {
 					return errors.New("x")
 				case 2:
 					panic("y")
+				case 3:
+					runtime.Goexit()
 				}
 				return nil
 			})
 		}
 		g.Wait()
 		q.Close()
-		want := taskqueue.Stats{Completed: 1000, Succeeded: 980, Failed: 10, Panicked: 10}
+		want := taskqueue.Stats{Completed: 1000, Succeeded: 970, Failed: 20, Panicked: 10}
 		if got := q.Stats(); got != want {
 			t.Errorf("Stats() = %+v; want %+v", got, want)
 		}
