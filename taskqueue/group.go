@@ -15,7 +15,9 @@ import (
 // under the queue's rules, among its other tasks, and a group adds no
 // goroutine: members wait in the group, and a few tasks of the queue, no more
 // than its limit, run them one after the other, so that a member costs no
-// hand-off of its own (see grouprunner.go).
+// hand-off of its own; each such task lets the queue's other tasks go first
+// every 64 members (see grouprunner.go). On a queue that runs one task at a
+// time, or WithGroupLimit(1), members run in the order they were added.
 //
 // By default a member's failure does not stop the others, and Wait returns
 // the errors of all the members that failed, joined. Made WithCancelOnError,
