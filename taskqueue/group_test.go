@@ -535,3 +535,43 @@ func TestGroupOfCompletedBreak(t *testing.T) {
 		}
 	})
 }
+
+// Members take turns with the queue's other tasks: a task queued behind a
+// group's members waits for a quantum of them, not for all. With one slot,
+// the members run in the order they were added.
+func TestGroupTakesTurns(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		q    func() *taskqueue.Queue
+		opts []taskqueue.GroupOption
+	}{
+		{"serial", func() *taskqueue.Queue { return taskqueue.NewSerial() }, nil},
+		{"limit=1", func() *taskqueue.Queue { return taskqueue.NewConcurrent(1) }, []taskqueue.GroupOption{taskqueue.WithGroupLimit(1)}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				q := c.q()
+				release := block(t, q)
+				g := taskqueue.NewGroup(t.Context(), q, c.opts...)
+				var order []int
+				for i := range 200 {
+					g.Go(func(context.Context) error { order = append(order, i); return nil })
+				}
+				q.Go(func() { order = append(order, -1) })
+				release()
+				if err := g.Wait(); err != nil {
+					t.Fatal(err)
+				}
+				q.Close()
+				at := slices.Index(order, -1)
+				if at != 64 {
+					t.Errorf("the queue's own task ran after %d members; want 64, a quantum", at)
+				}
+				members := slices.DeleteFunc(slices.Clone(order), func(i int) bool { return i < 0 })
+				if !slices.IsSorted(members) || len(members) != 200 {
+					t.Errorf("members ran in the order %v; want the order they were added", members)
+				}
+			})
+		})
+	}
+}
