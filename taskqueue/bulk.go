@@ -2,158 +2,303 @@ package taskqueue
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
+
+	"github.com/taskqueue-go/taskqueue/scheduler"
 )
 
-// chunksPerSlot is how many chunks Apply cuts the work into for each slot of
-// the queue (and the caller): enough that a slow chunk leaves the others
-// something to take, few enough that a million tiny iterations cost a few
-// dozen hand-offs, not a million.
-const chunksPerSlot = 8
-
-// Apply calls f(i) for every i in [0, n), on q's slots and on the calling
-// goroutine, which takes part in the work as libdispatch's dispatch_apply
-// does, and returns when all calls have returned. The iterations are cut
-// into chunks of consecutive indices that the participants take in turn, so
-// a million tiny iterations cost a few dozen tasks. Iterations run in no
-// particular order, at most q.Limit()+1 at a time.
+// Apply calls f(i) for each i in [0, n) on q and returns when every call has
+// returned, as libdispatch's dispatch_apply does: the iterations run in
+// parallel, up to q's limit and the number of processors (GOMAXPROCS), and
+// the calling goroutine takes part. The range is split into chunks of
+// iterations, a few per participant, which the participants claim one after
+// the other, so that a million tiny iterations cost a few dozen hand-offs, and
+// a participant that is held up does not hold up the rest.
 //
-// Apply stops handing out chunks once ctx is done or an iteration has
-// panicked, and returns ctx.Err() or the first panic as a *PanicError; the
-// iterations started by then run to their end. Called from a task of q, it
-// works too: the caller does the chunks that no slot takes. Apply panics if
-// n < 0.
+// The caller works on a slot of q: in the place of its own task if it runs
+// one of q (so that Apply from a task of q waits for nothing and cannot
+// deadlock), or on a free one; if q has none free, the caller only waits for
+// the others. Once every iteration is claimed, the tasks of q that were
+// queued to help and have not started leave the queue.
+//
+// If ctx is done, no chunk starts after it, and Apply returns ctx.Err() once
+// the chunks that had started have ended. If f panics, no chunk starts after
+// it and Apply panics in the caller with the *PanicError, once the other
+// participants are done; if f calls runtime.Goexit, so does Apply. Apply
+// returns ErrClosed if q is closed and ErrQueueFull as RunAsync would, when
+// the caller cannot take part, and then calls f for no i. Apply panics if n
+// is negative or f nil.
 func Apply(ctx context.Context, q *Queue, n int, f func(i int)) error {
 	if f == nil {
 		nilFunc("Apply")
 	}
-	return apply(ctx, q, n, "Apply", func(_ context.Context, i int) error {
-		f(i)
+	mustQueue(q, "Apply")
+	if n < 0 {
+		panic(fmt.Sprintf("taskqueue: Apply(%d): the count must not be negative", n))
+	}
+	b := newBulk(ctx, q, n, min(q.Limit(), runtime.GOMAXPROCS(0)), func(lo, hi int) error {
+		for i := lo; i < hi; i++ {
+			f(i)
+		}
 		return nil
 	})
+	return b.run()
 }
 
-// ForEach calls f on every item of items as Apply does, and returns the
-// first error f returned (the others stop being handed out then), or the
-// first panic as a *PanicError, or ctx.Err().
-func ForEach[T any](ctx context.Context, q *Queue, items []T, f func(ctx context.Context, item T) error) error {
+// ForEach calls f with each item on q and returns when every call has
+// returned, with the first error: as Apply does, up to q's limit, with the
+// caller taking part. Once a call fails, or ctx is done, no item starts, and
+// ForEach returns that error, or ctx.Err(). ForEach panics if f is nil.
+func ForEach[E any](ctx context.Context, q *Queue, items []E, f func(context.Context, E) error) error {
 	if f == nil {
 		nilFunc("ForEach")
 	}
-	return apply(ctx, q, len(items), "ForEach", func(ctx context.Context, i int) error {
-		return f(ctx, items[i])
+	mustQueue(q, "ForEach")
+	var b *bulk
+	b = newBulk(ctx, q, len(items), q.Limit(), func(lo, hi int) error {
+		for i := lo; i < hi && !b.stop.Load(); i++ {
+			if err := f(ctx, items[i]); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
+	return b.run()
 }
 
-// Map calls f on every item of items as Apply does, and returns the results
-// in the order of the items. On the first error (or panic, or ctx done), it
-// stops handing out items and returns the error with a nil slice.
-func Map[T, U any](ctx context.Context, q *Queue, items []T, f func(ctx context.Context, item T) (U, error)) ([]U, error) {
+// Map calls f with each item on q, as ForEach does, and returns the results
+// in the order of the items. Once a call fails, or ctx is done, no item
+// starts, and Map returns that error, or ctx.Err(), with the results of the
+// calls that returned nil; the others are the zero R. Map panics if f is nil.
+func Map[E, R any](ctx context.Context, q *Queue, items []E, f func(context.Context, E) (R, error)) ([]R, error) {
 	if f == nil {
 		nilFunc("Map")
 	}
-	out := make([]U, len(items))
-	err := apply(ctx, q, len(items), "Map", func(ctx context.Context, i int) error {
-		v, err := f(ctx, items[i])
-		out[i] = v
-		return err
+	mustQueue(q, "Map")
+	out := make([]R, len(items))
+	var b *bulk
+	b = newBulk(ctx, q, len(items), q.Limit(), func(lo, hi int) error {
+		for i := lo; i < hi && !b.stop.Load(); i++ {
+			v, err := f(ctx, items[i])
+			if err != nil {
+				return err
+			}
+			out[i] = v
+		}
+		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	return out, b.run()
 }
 
-// apply runs f(ctx, i) for i in [0, n) in chunks on q and the caller.
-func apply(ctx context.Context, q *Queue, n int, call string, f func(context.Context, int) error) error {
-	if n < 0 {
-		panic(fmt.Sprintf("taskqueue: %s with %d iterations", call, n))
-	}
-	if n == 0 {
-		return ctx.Err()
-	}
-	helpers := min(q.Limit(), n-1)
-	chunks := min(n, (helpers+1)*chunksPerSlot)
-	size := (n + chunks - 1) / chunks
-	w := &applyWork{q: q, n: n, size: size, chunks: (n + size - 1) / size, f: f}
-	ctx, w.stop = context.WithCancelCause(ctx)
-	defer w.stop(nil)
+// chunksEach is how many chunks each participant of a bulk call gets, on
+// average: more even out participants that start late or are held up; fewer
+// cost fewer claims.
+const chunksEach = 8
 
-	hs := make([]*Handle, 0, helpers)
-	for range helpers {
-		hs = append(hs, q.RunAsync(ctx, func(ctx context.Context) error {
-			w.work(ctx)
-			return nil
-		}))
+// A bulk is a call of Apply, ForEach or Map: the caller and helper tasks on
+// the queue (the same bulk, queued once per helper) claim chunks of the range
+// until none is left.
+type bulk struct {
+	q     *Queue
+	ctx   context.Context
+	watch bool // ctx can be done
+	n     int
+	chunk int
+	width int // the most participants: the caller and width-1 helpers
+	body  func(lo, hi int) error
+
+	next   atomic.Int64  // the first iteration not claimed
+	stop   atomic.Bool   // an error, panic or Goexit: claim no more
+	active atomic.Int64  // participants at work, the caller's part included; bulkClosed once over
+	done   chan struct{} // closed by the last participant to leave
+
+	mu     sync.Mutex // guards the fields below
+	err    error
+	p      *PanicError
+	goexit bool
+}
+
+const bulkClosed = 1 << 32
+
+func mustQueue(q *Queue, call string) {
+	if q == nil {
+		panic("taskqueue: " + call + " with a nil queue")
 	}
-	w.work(ctx)
-	// The chunks are all taken: helpers that have not started have nothing
-	// to do, and on a serial queue whose task called Apply they never could.
-	for _, h := range hs {
-		if !h.Cancel() {
-			_ = h.Wait(context.Background()) // it runs, or ran: its chunk ends soon
-		}
-	}
-	if err := w.err(); err != nil {
+}
+
+func newBulk(ctx context.Context, q *Queue, n, width int, body func(lo, hi int) error) *bulk {
+	width = max(1, min(width, n))
+	return &bulk{q: q, ctx: ctx, watch: ctx.Done() != nil, n: n,
+		chunk: max(1, n/(width*chunksEach)), width: width, body: body}
+}
+
+// run is the caller's part: it queues the helpers, takes part if it can, or
+// else waits for a helper, then waits for the participants and reports the
+// outcome. The caller counts as a participant until its part ends.
+func (b *bulk) run() (err error) {
+	if err := b.ctx.Err(); err != nil {
 		return err
 	}
-	return context.Cause(ctx)
-}
-
-// applyWork is the state Apply's participants share.
-type applyWork struct {
-	q               *Queue
-	n, size, chunks int
-	next            atomic.Int64 // the next chunk to take
-	f               func(context.Context, int) error
-	stop            context.CancelCauseFunc
-
-	mu    sync.Mutex
-	first error
-}
-
-// work takes chunks until none is left, ctx is done or an iteration failed.
-func (w *applyWork) work(ctx context.Context) {
-	for ctx.Err() == nil {
-		c := int(w.next.Add(1) - 1)
-		if c >= w.chunks {
-			return
-		}
-		if err := w.chunk(ctx, c); err != nil {
-			w.fail(err)
-			return
-		}
+	if b.n == 0 {
+		return nil
 	}
-}
-
-// chunk runs the iterations of chunk c, returning the first error or panic.
-func (w *applyWork) chunk(ctx context.Context, c int) (err error) {
+	b.done = make(chan struct{})
+	b.active.Store(1)
+	var helpers []scheduler.ID
+	normal := false
 	defer func() {
-		if v := recover(); v != nil {
-			err = newPanicError(v, w.q)
+		b.finish(helpers)
+		if !normal {
+			return // f called runtime.Goexit on the caller, which goes on
 		}
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		switch {
+		case b.p != nil:
+			panic(b.p)
+		case b.goexit:
+			runtime.Goexit()
+		}
+		err = b.err
 	}()
-	for i := c * w.size; i < min((c+1)*w.size, w.n); i++ {
-		if err := w.f(ctx, i); err != nil {
-			return err
+	if !b.q.s.TryRun(func() {
+		helpers = b.help(b.width - 1)
+		b.participate()
+	}) {
+		// No slot for the caller: it waits for a first helper, which waits
+		// for room as RunAsync would, and whose handle says if the queue
+		// dropped it.
+		first := b.q.RunAsync(b.ctx, func(context.Context) error { b.Run(); return nil })
+		helpers = b.help(b.width - 1)
+		if err := first.Wait(context.Background()); err != nil && !errors.Is(err, ErrGoexit) {
+			b.fail(err) // it never ran
 		}
+		b.leave()
 	}
+	normal = true
 	return nil
 }
 
-func (w *applyWork) fail(err error) {
-	w.mu.Lock()
-	if w.first == nil {
-		w.first = err
+// finish waits, after the caller's part, for the participants at work, and
+// takes the helpers that never started out of the queue.
+func (b *bulk) finish(helpers []scheduler.ID) {
+	if b.active.Load() != bulkClosed {
+		b.q.s.Await(func() { <-b.done })
 	}
-	w.mu.Unlock()
-	w.stop(err)
+	for _, id := range helpers {
+		if b.q.s.TryDequeue(id) {
+			b.q.canceled.Add(1)
+		}
+	}
 }
 
-func (w *applyWork) err() error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.first
+// help queues up to k helpers, as many as q takes without waiting, and
+// returns their IDs.
+func (b *bulk) help(k int) []scheduler.ID {
+	if k == 0 {
+		return nil
+	}
+	ids := make([]scheduler.ID, 0, k)
+	for range k {
+		id, err := b.q.s.Enqueue(b)
+		if err != nil {
+			break
+		}
+		ids = append(ids, id)
+	}
+	return ids
+}
+
+// Run is a helper's part: it joins the participants, unless the work is
+// over, and takes part.
+func (b *bulk) Run() {
+	for {
+		a := b.active.Load()
+		if a == bulkClosed {
+			return // the work is over
+		}
+		if b.active.CompareAndSwap(a, a+1) {
+			break
+		}
+	}
+	b.participate()
+}
+
+// participate claims chunks and runs them until none is left or the call
+// stops, then leaves.
+func (b *bulk) participate() {
+	normal := false
+	defer func() {
+		if !normal {
+			b.abort(recover())
+		}
+		b.leave()
+	}()
+	b.work()
+	normal = true
+}
+
+// leave ends a participant's part, once there is no work left for anyone:
+// the range is claimed, or the call stopped. The last to leave closes the
+// call to helpers that start late, and wakes the caller.
+func (b *bulk) leave() {
+	for {
+		a := b.active.Load()
+		na := a - 1
+		if na == 0 {
+			na = bulkClosed
+		}
+		if b.active.CompareAndSwap(a, na) {
+			if na == bulkClosed {
+				close(b.done)
+			}
+			return
+		}
+	}
+}
+
+func (b *bulk) work() {
+	for !b.stop.Load() {
+		if b.watch && b.ctx.Err() != nil {
+			b.fail(b.ctx.Err())
+			return
+		}
+		lo := int(b.next.Add(int64(b.chunk))) - b.chunk
+		if lo >= b.n {
+			return
+		}
+		if err := b.body(lo, min(lo+b.chunk, b.n)); err != nil {
+			b.fail(err)
+			return
+		}
+	}
+}
+
+// fail stops the call with err, the first error counting.
+func (b *bulk) fail(err error) {
+	b.mu.Lock()
+	if b.err == nil {
+		b.err = err
+	}
+	b.mu.Unlock()
+	b.stop.Store(true)
+}
+
+// abort stops the call for a panic with v, or for runtime.Goexit if v is
+// nil, from the deferred call that recovered v.
+func (b *bulk) abort(v any) {
+	b.mu.Lock()
+	if v == nil {
+		b.goexit = true
+		b.q.failed.Add(1)
+	} else if b.p == nil {
+		b.p = newPanicError(v, b.q)
+		b.q.panicked.Add(1)
+	}
+	b.mu.Unlock()
+	b.stop.Store(true)
 }

@@ -22,6 +22,23 @@
 // Tasks receive the context they were submitted with. A task whose context is
 // done before it starts never runs, and its handle says so.
 //
+// # Groups, continuations and bulk work
+//
+// These sit on top of any queue, serial, concurrent or child, and add no
+// goroutine of their own, but for a continuation waiting for room on a full
+// queue; group.go, then.go and bulk.go hold them.
+//
+//   - A [Group] runs members on a queue and waits for them all, with their
+//     errors joined, or, made [WithCancelOnError], stops at the first failure:
+//     members that have not started never run. [GroupOf] adds typed results,
+//     in the order the members were added, and [GroupOf.Completed] streams
+//     them as they end. [WithGroupLimit] bounds a group below its queue.
+//   - [Handle.Then] and the generic [Then] queue a task when another returns,
+//     holding no slot and no goroutine while they wait: a stage of a
+//     pipeline hands on its result without waiting for the next stage.
+//   - [Apply], [ForEach] and [Map] run a loop in parallel, in chunks, with the
+//     calling goroutine taking part, as libdispatch's dispatch_apply does.
+//
 // # Serial queues and re-entry
 //
 // On a serial queue, task i+1 starts after task i returns and sees its memory
@@ -42,16 +59,6 @@
 // only while its key has work: one serial queue per player or document, at
 // the cost of a few bytes. [Queue.Suspend], [Queue.Resume] and
 // [Queue.SetLimit] control a queue as it runs.
-//
-// # Groups, continuations and bulk work
-//
-// A Group (NewGroup) submits many tasks to any queue and waits for them all,
-// with their errors joined, or with the first error canceling the rest
-// (Group.WithCancelOnError); a GroupOf returns its members' values in
-// submission order, or streams them as they complete (GroupOf.Completed). Handle.Then and the generic Then queue a continuation once
-// a task is done, holding no slot while they wait. Apply, ForEach and Map run
-// a loop across a queue's slots and the calling goroutine, in chunks, so that
-// a million tiny iterations cost a few dozen tasks.
 //
 // # Panics
 //

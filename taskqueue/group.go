@@ -1,272 +1,539 @@
 package taskqueue
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"iter"
+	"slices"
 	"sync"
+	"sync/atomic"
 )
 
-// A Group runs tasks on a queue and waits for all of them, in the manner of
-// errgroup.Group, on any Queue: serial, concurrent, a child of a tree.
+// A Group runs tasks, its members, on a queue and waits for them all
+// (errgroup's Group, conc's pool, libdispatch's dispatch_group). Members run
+// under the queue's rules, among its other tasks, and a group adds no
+// goroutine: members wait in the group, and a few tasks of the queue, no more
+// than its limit, run them one after the other, so that a member costs no
+// hand-off of its own; each such task lets the queue's other tasks go first
+// every 64 members (see grouprunner.go). On a queue that runs one task at a
+// time, or WithGroupLimit(1), members run in the order they were added.
 //
-// By default Wait returns the errors of all members, joined in submission
-// order. WithCancelOnError makes the first error cancel the group's context
-// instead, so that members that had not started never run, and Wait returns
-// that first error alone. A member that panics completes with a *PanicError
-// (find it with errors.As), which Wait reports like any error; the panic also
-// goes to the queue's panic handler, as for any task with a handle.
+// By default a member's failure does not stop the others, and Wait returns
+// the errors of all the members that failed, joined. Made WithCancelOnError,
+// the group stops at its first failure instead: it cancels the context its
+// members receive, members that have not started never run, and Wait returns
+// that first error. A member that panics fails with a *PanicError, which holds
+// the panic value and stack and which Wait returns (among the others unless
+// the group cancels on error); Wait does not re-panic. As with the panics of
+// tasks with a Handle, it also goes to the queue's panic handler. A member
+// that calls runtime.Goexit fails with ErrGoexit. Members added to a closed
+// queue, or left waiting in the group when CloseNow drops the group's tasks,
+// fail with ErrClosed.
 //
-// A Group must be made with NewGroup, configured before its first Go, and not
-// copied. Go may be called from several goroutines, and from members.
+// The context given to NewGroup bounds the group: once it is done, members
+// that have not started never run, and Wait returns as soon as the running
+// ones have returned, with the context's error, unless no member was kept
+// from running by it.
+//
+// The queue's Stats count members as its tasks once they end: Completed,
+// Failed and Panicked for those that ran, Canceled for those that never
+// started. Members waiting in the group do not count as Queued.
+//
+// A Group is safe for use by multiple goroutines; members may add members.
+// It must not be copied. The zero Group is not usable; call NewGroup. The
+// return of each member happens before Wait returns.
 type Group struct {
-	q       *Queue
-	ctx     context.Context
-	cancel  context.CancelCauseFunc // set by WithCancelOnError
-	room    chan struct{}           // set by WithLimit
-	pending sync.WaitGroup
+	q        *Queue
+	ctx      context.Context         // what members receive
+	cancel   context.CancelCauseFunc // nil unless the group derived ctx
+	unwatch  func() bool             // stops the watch of ctx; nil if none
+	watch    bool                    // ctx can be done
+	failFast bool                    // WithCancelOnError
+	width    int32                   // the most runners: WithGroupLimit, or the queue's limit
 
-	mu      sync.Mutex
-	members []*Handle
-	first   error // the first error, with WithCancelOnError
+	// state holds the counts of members queued and running, and the
+	// flags below, so that a member's start and the group's cancel are one
+	// atomic decision: a member starts only while the group is not canceled.
+	// The words that the adding goroutines and the runners write often
+	// stand on cache lines of their own.
+	_       [cacheLine]byte
+	state   atomic.Uint64
+	_       [cacheLine - 8]byte
+	next    atomic.Int64           // the number of members added: the index of the next
+	pending atomic.Pointer[member] // members added since a runner last took them, the newest first
+	_       [cacheLine - 16]byte
+	outMu   sync.Mutex             // guards out, for the runners
+	out     atomic.Pointer[member] // members taken from pending, in order: the next to run first
+	_       [cacheLine - 16]byte
+	runners atomic.Int32  // runners queued or running
+	streams atomic.Int32  // GroupOf.Completed iterations waiting on cond
+	done    chan struct{} // closed when the group is done while Wait waits
 
-	onDone func(i int) // called as member i is done; set by GroupOf
+	mu       sync.Mutex // guards the fields below
+	errs     []memberErr
+	first    error // the cause of the cancel: a member's error, or ctx's
+	byMember bool  // first is a member's error
+	lost     bool  // a member never ran because the group was canceled
+	queuedAt int   // members that had not started when it was canceled
+	cond     sync.Cond
 }
 
-// NewGroup returns a Group whose members run on q with ctx.
-func NewGroup(ctx context.Context, q *Queue) *Group {
-	return &Group{q: q, ctx: ctx}
+// cacheLine is the size of the cache lines that keep apart the words of a
+// group that different goroutines write.
+const cacheLine = 64
+
+// The layout of Group.state.
+const (
+	runningOne  = 1         // members started and not ended: bits 0-29
+	queuedOne   = 1 << 30   // members added and not started: bits 30-59
+	countMask   = 1<<30 - 1 // one count
+	stateClosed = 1 << 60   // done is closed
+	stateEnded  = 1 << 61   // Wait has returned
+	stateWaited = 1 << 62   // Wait waits: the end closes done
+	stateCancel = 1 << 63   // the group is canceled: nothing starts
+)
+
+func running(s uint64) uint64 { return s & countMask }
+func queued(s uint64) uint64  { return s >> 30 & countMask }
+
+// isDone reports whether the group of state s has nothing left to wait for:
+// nothing running, and, unless it is canceled, nothing queued.
+func isDone(s uint64) bool {
+	return running(s) == 0 && (s&stateCancel != 0 || queued(s) == 0)
 }
 
-// WithCancelOnError makes the first member error cancel the context the
-// members run with, so that those not started yet never run, and makes Wait
-// return that error alone. It returns g, and panics if a member was
-// submitted already.
-func (g *Group) WithCancelOnError() *Group {
-	g.mustBeNew("WithCancelOnError")
-	g.ctx, g.cancel = context.WithCancelCause(g.ctx)
-	return g
+type memberErr struct {
+	i   int64
+	err error
 }
 
-// WithLimit bounds the members queued or running at once to n, on top of
-// the queue's own limit: Go waits for room. It returns g, and panics if
-// n < 1 or if a member was submitted already.
-func (g *Group) WithLimit(n int) *Group {
+// A member is a function added to a group, waiting in it, then run.
+type member struct {
+	next *member // in the group's pending list, then in a runner's batch
+	f    func(context.Context) error
+	i    int64
+	typ  typedMember // the GroupOf member that embeds this one, or nil
+}
+
+// A typedMember is a member of a GroupOf.
+type typedMember interface {
+	call(ctx context.Context) error
+	// end records how the member ended: before it counts as ended.
+	end(err error)
+}
+
+func (m *member) call(ctx context.Context) error {
+	if m.typ != nil {
+		return m.typ.call(ctx)
+	}
+	return m.f(ctx)
+}
+
+func (m *member) end(err error) {
+	if m.typ != nil {
+		m.typ.end(err)
+	}
+}
+
+// A GroupOption configures a Group; options are given to NewGroup and
+// NewGroupOf.
+type GroupOption interface {
+	applyGroup(*Group)
+}
+
+type groupOptionFunc func(*Group)
+
+func (f groupOptionFunc) applyGroup(g *Group) { f(g) }
+
+// WithCancelOnError makes a group stop at its first failure (errgroup's
+// WithContext, conc's WithCancelOnError): the first member to fail cancels
+// the context the members receive, with its error as the cause
+// (context.Cause), members that have not started never run, and Wait
+// returns that first error alone.
+func WithCancelOnError() GroupOption {
+	return groupOptionFunc(func(g *Group) { g.failFast = true })
+}
+
+// WithGroupLimit bounds how many members of a group run at once at n, below
+// the queue's own limit (errgroup's SetLimit); the others wait in the group,
+// and Go does not block for them. Without it, a group runs as many members
+// at once as its queue's limit when the group was made. WithGroupLimit
+// panics if n < 1.
+func WithGroupLimit(n int) GroupOption {
 	if n < 1 {
-		panic(fmt.Sprintf("taskqueue: Group.WithLimit(%d): limit must be at least 1", n))
+		panic(fmt.Sprintf("taskqueue: WithGroupLimit(%d): the limit must be positive", n))
 	}
-	g.mustBeNew("WithLimit")
-	g.room = make(chan struct{}, n)
+	return groupOptionFunc(func(g *Group) { g.width = int32(min(n, 1<<30)) })
+}
+
+// NewGroup returns a group whose members run on q and receive a context
+// derived from ctx. NewGroup panics if q is nil.
+func NewGroup(ctx context.Context, q *Queue, opts ...GroupOption) *Group {
+	g := &Group{}
+	g.init(ctx, q, "NewGroup", opts)
 	return g
 }
 
-func (g *Group) mustBeNew(call string) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if len(g.members) > 0 {
-		panic("taskqueue: Group." + call + " called after Go")
+func (g *Group) init(ctx context.Context, q *Queue, call string, opts []GroupOption) {
+	if q == nil {
+		panic("taskqueue: " + call + " with a nil queue")
+	}
+	g.q, g.ctx, g.done = q, ctx, make(chan struct{})
+	g.cond.L = &g.mu
+	for _, o := range opts {
+		o.applyGroup(g)
+	}
+	if g.width == 0 {
+		g.width = int32(q.Limit())
+	}
+	if g.failFast {
+		g.ctx, g.cancel = context.WithCancelCause(ctx)
+	}
+	if g.ctx.Done() != nil {
+		g.watch = true
+		// A done context cancels the members still waiting at once, so that
+		// Wait need not wait for a runner to reach them.
+		g.unwatch = context.AfterFunc(g.ctx, func() { g.abort(context.Cause(g.ctx), false) })
 	}
 }
 
-// Context returns the context the members run with: the group's, canceled
-// by the first error if WithCancelOnError was set.
-func (g *Group) Context() context.Context { return g.ctx }
-
-// Go submits f as a member of g. With WithLimit, it first waits for room,
-// or for the group's context to be done, which completes the member with
-// its error without running it.
-func (g *Group) Go(f func(ctx context.Context) error) {
+// Go adds a member that runs f on the group's queue, with the group's
+// context, and returns at once. Go panics if f is nil, and if Wait has
+// returned: a group is used once. Calls of Go from outside the group's
+// members must happen before Wait is called, as with sync.WaitGroup.Add.
+//
+// Go blocks only where RunAsync would, and only while the group has fewer
+// tasks on the queue than it may: on a full queue made WithMaxQueued and
+// WaitWhenFull, until there is room or the group's context is done.
+func (g *Group) Go(f func(context.Context) error) {
 	if f == nil {
 		nilFunc("Group.Go")
 	}
-	g.add(func() *Handle { return g.q.RunAsync(g.ctx, f) })
+	g.add(&member{f: f, i: g.next.Add(1) - 1})
 }
 
-// add submits a member made by submit, counting it until it is done.
-func (g *Group) add(submit func() *Handle) {
-	g.pending.Add(1)
-	var h *Handle
-	roomy := false // holds room in g.room
-	if g.room != nil {
-		select {
-		case g.room <- struct{}{}:
-			roomy = true
-		case <-g.ctx.Done():
-			h = &Handle{ctx: g.ctx, q: g.q}
-			h.finish(context.Cause(g.ctx))
+// add counts m as queued and puts it in the group's pending list, for a
+// runner to take.
+func (g *Group) add(m *member) {
+	if g.watch && g.ctx.Err() != nil {
+		g.abort(context.Cause(g.ctx), false)
+	}
+	if g.q.Closed() {
+		if g.state.Load()&stateEnded != 0 {
+			panic("taskqueue: Group.Go after Wait returned: a group is used once")
+		}
+		g.q.rejected.Add(1)
+		g.settle(m, 0, ErrClosed)
+		return
+	}
+	// One add and no loop, however many goroutines add members and runners
+	// start them: a member added to a canceled group takes itself back out.
+	if s := g.addState(queuedOne); s&(stateEnded|stateCancel) != 0 {
+		g.addState(-queuedOne) // the counts of a canceled group no longer matter
+		if s&stateEnded != 0 {
+			panic("taskqueue: Group.Go after Wait returned: a group is used once")
+		}
+		g.mu.Lock()
+		g.lost = true
+		g.mu.Unlock()
+		return
+	}
+	for {
+		top := g.pending.Load()
+		m.next = top
+		if g.pending.CompareAndSwap(top, m) {
+			break
 		}
 	}
-	if h == nil {
-		h = submit()
+	g.wakeRunner()
+}
+
+// take returns the members of the pending list in the order they were added,
+// linked by next, and empties the list. Adding to the list costs a member one
+// compare-and-swap and no lock; the runners take it at once.
+func (g *Group) take() *member {
+	var batch *member
+	for m := g.pending.Swap(nil); m != nil; {
+		next := m.next
+		m.next = batch
+		batch = m
+		m = next
+	}
+	return batch
+}
+
+// pop returns the member to run next, or nil if none waits.
+func (g *Group) pop() *member {
+	g.outMu.Lock()
+	m := g.out.Load()
+	if m == nil {
+		m = g.take()
+	}
+	if m != nil {
+		g.out.Store(m.next)
+		m.next = nil
+	}
+	g.outMu.Unlock()
+	return m
+}
+
+// takeAll returns every member waiting, in order, and empties the lists.
+func (g *Group) takeAll() *member {
+	g.outMu.Lock()
+	defer g.outMu.Unlock()
+	first := g.out.Swap(nil)
+	rest := g.take()
+	if first == nil {
+		return rest
+	}
+	last := first
+	for last.next != nil {
+		last = last.next
+	}
+	last.next = rest
+	return first
+}
+
+// runMember runs m on a runner: if the group is not canceled, m starts, and
+// ends with its outcome.
+func (g *Group) runMember(m *member) {
+	if !g.start() {
+		g.q.canceled.Add(1)
+		return
+	}
+	g.q.inner.Add(1)
+	normal := false
+	defer func() {
+		if !normal {
+			g.abortMember(m, recover())
+		}
+	}()
+	var err error
+	if g.q.observer == nil && g.q.labels == nil {
+		err = m.call(g.ctx)
+	} else {
+		err = g.q.invoke(g.ctx, m.call)
+	}
+	normal = true
+	if err != nil {
+		g.q.failed.Add(1)
+	}
+	g.settle(m, -runningOne, err)
+}
+
+// start moves a member from queued to running, reporting whether it may
+// run: not if the group is canceled, or its context done.
+func (g *Group) start() bool {
+	if g.watch && g.ctx.Err() != nil {
+		g.abort(context.Cause(g.ctx), false)
+	}
+	if s := g.addState(runningOne - queuedOne); s&stateCancel != 0 {
+		g.change(-runningOne) // canceled first: it never started
+		return false
+	}
+	return true
+}
+
+// abortMember ends a member that panicked with v, or that called
+// runtime.Goexit if v is nil, from the deferred call that recovered v.
+func (g *Group) abortMember(m *member, v any) {
+	var err error = ErrGoexit
+	if v == nil {
+		g.q.failed.Add(1)
+	} else {
+		p := newPanicError(v, g.q)
+		g.q.panicked.Add(1)
+		g.q.onPanic(p)
+		err = p
+	}
+	g.settle(m, -runningOne, err)
+}
+
+// settle ends member m, which ran or which the queue refused, with err: it
+// records err and takes m off the counts by delta.
+func (g *Group) settle(m *member, delta int64, err error) {
+	if err != nil {
+		g.fail(m.i, err)
+	}
+	m.end(err)
+	if delta != 0 {
+		g.change(delta)
+	}
+}
+
+// refuse ends the members of the list from m, which never ran, with err:
+// dropped if the group is canceled, failed otherwise.
+func (g *Group) refuse(m *member, err error) {
+	for m != nil {
+		next := m.next
+		m.next = nil
+		if g.state.Load()&stateCancel != 0 {
+			g.q.canceled.Add(1)
+			g.change(-queuedOne)
+		} else {
+			g.settle(m, -queuedOne, err)
+		}
+		m = next
+	}
+}
+
+// fail records the error of member i, canceling a group made
+// WithCancelOnError.
+func (g *Group) fail(i int64, err error) {
+	if g.failFast {
+		g.abort(err, true)
+		return
 	}
 	g.mu.Lock()
-	i := len(g.members)
-	g.members = append(g.members, h)
+	g.errs = append(g.errs, memberErr{i, err})
 	g.mu.Unlock()
-	h.notify(func() {
-		g.memberDone(h, roomy)
-		if g.onDone != nil {
-			g.onDone(i)
-		}
-	})
 }
 
-// memberDone accounts for a member that is done.
-func (g *Group) memberDone(h *Handle, roomy bool) {
-	if roomy {
-		<-g.room
-	}
-	if err := h.Err(); err != nil && g.cancel != nil && !g.canceledByGroup(err) {
-		g.mu.Lock()
-		if g.first == nil {
-			g.first = err
-		}
+// abort cancels the group with cause, from a member that failed if
+// byMember: members that have not started never run. Only the first call
+// counts.
+func (g *Group) abort(cause error, byMember bool) {
+	g.mu.Lock()
+	s := g.state.Load()
+	if s&stateCancel != 0 {
 		g.mu.Unlock()
-		g.cancel(err)
+		return
 	}
-	g.pending.Done()
+	g.first, g.byMember = cause, byMember
+	for !g.state.CompareAndSwap(s, s|stateCancel) {
+		s = g.state.Load()
+	}
+	g.queuedAt = int(queued(s))
+	if queued(s) > 0 {
+		g.lost = true
+	}
+	g.mu.Unlock()
+	g.woke(s | stateCancel)
+	if g.cancel != nil {
+		g.cancel(cause)
+	}
+	g.refuse(g.takeAll(), nil) // dropped: the group is canceled
 }
 
-// canceledByGroup reports whether err is that of a member the group's
-// cancellation stopped.
-func (g *Group) canceledByGroup(err error) bool {
-	return g.ctx.Err() != nil && errors.Is(err, g.ctx.Err())
+// change adds delta to the counts and wakes Wait if the group is done.
+func (g *Group) change(delta int64) {
+	g.woke(g.addState(delta))
 }
 
-// Wait waits for every member submitted before it returns, then reports
-// their errors (see Group).
+// addState adds delta to the counts and returns the new state.
+func (g *Group) addState(delta int64) uint64 {
+	return g.state.Add(uint64(delta))
+}
+
+// woke is called after each change of the state that may end the group,
+// with the new state ns: it ends the wait of Wait, and wakes the iterations
+// of GroupOf.Completed. Of the changes that find the group done while Wait
+// waits, the one that marks done closed closes it; a change that fails to
+// mark it was overtaken by another, which calls woke in turn.
+func (g *Group) woke(ns uint64) {
+	if isDone(ns) && ns&(stateWaited|stateClosed) == stateWaited &&
+		g.state.CompareAndSwap(ns, ns|stateClosed) {
+		close(g.done)
+	}
+	if g.streams.Load() > 0 {
+		g.mu.Lock()
+		g.cond.Broadcast()
+		g.mu.Unlock()
+	}
+}
+
+// Wait blocks until every member has ended, or, once the group is canceled,
+// until every member that started has, and returns how the group ended:
+//
+//   - for a group made WithCancelOnError, the first error of a member, or
+//     the error of the group's context if that was done first and kept a
+//     member from running;
+//   - otherwise the errors of the members that failed, in the order the
+//     members were added, followed by the error of the group's context if
+//     that kept a member from running: one error alone, several joined
+//     (errors.Join), so that errors.Is and errors.As see each.
+//
+// Wait returns nil if every member returned nil. It then cancels the
+// context the members received, and the group may not be used again.
+//
+// Waiting for a group from a task of its own queue, when that queue runs one
+// task at a time, could only wait forever: Wait panics instead. From a task
+// of a queue of the same tree, it lends the waiting task's slots, as
+// Handle.Wait does.
 func (g *Group) Wait() error {
-	g.pending.Wait()
+	g.waitMembers("Group.Wait")
+	return g.result()
+}
+
+func (g *Group) waitMembers(call string) {
+	for {
+		s := g.state.Load()
+		if isDone(s) {
+			break
+		}
+		g.mustNotWaitForItself(call)
+		if s&stateWaited != 0 || g.state.CompareAndSwap(s, s|stateWaited) {
+			g.q.s.Await(func() { <-g.done })
+			break
+		}
+	}
+	g.end()
+}
+
+// end ends the group once it is done: it stops the watch of its context and
+// cancels the one its members received.
+func (g *Group) end() {
+	if g.unwatch != nil {
+		g.unwatch()
+	}
+	if g.cancel != nil {
+		g.cancel(context.Canceled)
+	}
+	for {
+		s := g.state.Load()
+		if s&stateEnded != 0 || g.state.CompareAndSwap(s, s|stateEnded) {
+			return
+		}
+	}
+}
+
+// mustNotWaitForItself panics when the caller runs a task of the group's
+// queue and that queue runs one task at a time: its members could never
+// start.
+func (g *Group) mustNotWaitForItself(call string) {
+	if g.q.Limit() == 1 && g.q.s.Holds() {
+		panic("taskqueue: " + call + " from a task of the group's own serial queue, which would wait for itself")
+	}
+}
+
+// result returns the outcome of the group once it is done, as Wait does.
+func (g *Group) result() error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.cancel != nil {
+	var ctxErr error
+	if g.lost {
+		ctxErr = g.first // the context's cause, for a group not byMember
+	}
+	if g.failFast && g.byMember {
 		return g.first
 	}
-	var errs []error
-	for _, h := range g.members {
-		if err := h.Err(); err != nil {
-			errs = append(errs, err)
-		}
+	if g.failFast {
+		return ctxErr
+	}
+	if len(g.errs) == 0 {
+		return ctxErr
+	}
+	slices.SortFunc(g.errs, func(a, b memberErr) int { return cmp.Compare(a.i, b.i) })
+	errs := make([]error, 0, len(g.errs)+1)
+	for _, e := range g.errs {
+		errs = append(errs, e.err)
+	}
+	if ctxErr != nil {
+		errs = append(errs, ctxErr)
+	}
+	if len(errs) == 1 {
+		return errs[0]
 	}
 	return errors.Join(errs...)
-}
-
-// A GroupOf is a Group whose members produce values: Wait returns them in
-// submission order. Its rules are those of Group.
-type GroupOf[T any] struct {
-	g    Group
-	mu   sync.Mutex
-	futs []*Future[T]
-
-	order    orderQueue // the members' indices, in the order they completed
-	finished sync.Cond  // signaled as a member completes; on order.mu
-}
-
-// orderQueue is the completion order of a GroupOf's members.
-type orderQueue struct {
-	mu  sync.Mutex
-	idx []int
-}
-
-// NewGroupOf returns a GroupOf whose members run on q with ctx.
-func NewGroupOf[T any](ctx context.Context, q *Queue) *GroupOf[T] {
-	g := &GroupOf[T]{g: Group{q: q, ctx: ctx}}
-	g.finished.L = &g.order.mu
-	g.g.onDone = g.completed
-	return g
-}
-
-// completed records that member i is done.
-func (g *GroupOf[T]) completed(i int) {
-	g.order.mu.Lock()
-	g.order.idx = append(g.order.idx, i)
-	g.order.mu.Unlock()
-	g.finished.Broadcast()
-}
-
-// Completed returns the values and errors of g's members in the order they
-// complete, as they complete: a stream, where Wait gives them all at once
-// in submission order. It yields every member submitted before the
-// iteration reaches the end, waiting for those still running, and may be
-// iterated again from the start. A member that failed, or did not run,
-// yields the zero T and its error.
-func (g *GroupOf[T]) Completed() iter.Seq2[T, error] {
-	return func(yield func(T, error) bool) {
-		for next := 0; ; next++ {
-			g.mu.Lock()
-			submitted := len(g.futs)
-			g.mu.Unlock()
-			g.order.mu.Lock()
-			for next == len(g.order.idx) && next < submitted {
-				g.finished.Wait()
-			}
-			if next == len(g.order.idx) {
-				g.order.mu.Unlock()
-				return
-			}
-			i := g.order.idx[next]
-			g.order.mu.Unlock()
-			g.mu.Lock() // member i's future is appended under it
-			f := g.futs[i]
-			g.mu.Unlock()
-			g.g.mu.Lock()
-			h := g.g.members[i]
-			g.g.mu.Unlock()
-			var v T
-			err := h.Err()
-			if f != nil && err == nil {
-				v = f.val
-			}
-			if !yield(v, err) {
-				return
-			}
-		}
-	}
-}
-
-// WithCancelOnError is Group.WithCancelOnError.
-func (g *GroupOf[T]) WithCancelOnError() *GroupOf[T] {
-	g.g.WithCancelOnError()
-	return g
-}
-
-// WithLimit is Group.WithLimit.
-func (g *GroupOf[T]) WithLimit(n int) *GroupOf[T] {
-	g.g.WithLimit(n)
-	return g
-}
-
-// Context is Group.Context.
-func (g *GroupOf[T]) Context() context.Context { return g.g.ctx }
-
-// Go submits f as a member of g.
-func (g *GroupOf[T]) Go(f func(ctx context.Context) (T, error)) {
-	if f == nil {
-		nilFunc("GroupOf.Go")
-	}
-	g.mu.Lock()
-	defer g.mu.Unlock() // keeps futs in submission order
-	var fut *Future[T]
-	g.g.add(func() *Handle {
-		fut = RunAsync(g.g.ctx, g.g.q, f)
-		return &fut.Handle
-	})
-	g.futs = append(g.futs, fut) // nil if the member never started
-}
-
-// Wait waits for every member, then returns their values in submission
-// order (the zero T for a member that failed or did not run) and their
-// errors, as Group.Wait does.
-func (g *GroupOf[T]) Wait() ([]T, error) {
-	err := g.g.Wait()
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	vals := make([]T, len(g.futs))
-	for i, f := range g.futs {
-		if f != nil && f.Err() == nil {
-			vals[i] = f.val
-		}
-	}
-	return vals, err
 }

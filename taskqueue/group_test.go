@@ -4,362 +4,574 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
-	"strings"
+	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/taskqueue-go/taskqueue/taskqueue"
 )
 
-func quietQueue(n int) *taskqueue.Queue {
-	if n == 1 {
-		return taskqueue.NewSerial(taskqueue.WithPanicHandler(func(*taskqueue.PanicError) {}))
-	}
-	return taskqueue.NewConcurrent(n, taskqueue.WithPanicHandler(func(*taskqueue.PanicError) {}))
-}
-
-func TestGroupJoinsEveryErrorInOrder(t *testing.T) {
-	q := quietQueue(4)
-	defer q.Close()
-	g := taskqueue.NewGroup(context.Background(), q)
-	var ran atomic.Int32
-	for i := range 20 {
-		g.Go(func(context.Context) error {
-			ran.Add(1)
-			switch i {
-			case 3, 11:
-				return fmt.Errorf("member %d", i)
-			case 7:
-				panic("member 7 panics")
-			}
-			return nil
-		})
-	}
-	err := g.Wait()
-	if ran.Load() != 20 {
-		t.Fatalf("%d members ran, want 20: without WithCancelOnError every member runs", ran.Load())
-	}
-	var pe *taskqueue.PanicError
-	if !errors.As(err, &pe) || !strings.Contains(pe.Error(), "member 7 panics") {
-		t.Errorf("Wait() = %v; want it to hold member 7's *PanicError", err)
-	}
-	msg := err.Error()
-	if i3, i11 := strings.Index(msg, "member 3"), strings.Index(msg, "member 11"); i3 < 0 || i11 < 0 || i3 > i11 {
-		t.Errorf("Wait() = %q; want members 3 and 11, in submission order", msg)
-	}
-	if err := taskqueue.NewGroup(context.Background(), q).Wait(); err != nil {
-		t.Errorf("an empty group's Wait() = %v", err)
-	}
-}
-
-// After a member fails, no member that had not started runs: on a serial
-// queue, that is every member after it.
-func TestGroupCancelOnErrorStopsTheRest(t *testing.T) {
-	for round := range 200 {
-		q := quietQueue(1)
-		g := taskqueue.NewGroup(context.Background(), q).WithCancelOnError()
-		fail := rand.IntN(50)
-		boom := fmt.Errorf("member %d failed", fail)
-		var last atomic.Int32
-		last.Store(-1)
-		for i := range 50 {
+func TestGroupWaitsForAll(t *testing.T) {
+	forEachKind(t, func(t *testing.T, k queueKind) {
+		q := k.new()
+		g := taskqueue.NewGroup(t.Context(), q)
+		var ran atomic.Int32
+		for range 100 {
 			g.Go(func(context.Context) error {
-				last.Store(int32(i))
-				if i == fail {
-					return boom
+				time.Sleep(time.Millisecond)
+				ran.Add(1)
+				return nil
+			})
+		}
+		if err := g.Wait(); err != nil {
+			t.Fatalf("Wait() = %v; want nil", err)
+		}
+		if got := ran.Load(); got != 100 {
+			t.Errorf("%d members ran before Wait returned; want 100", got)
+		}
+	})
+}
+
+// Members that add members: Wait waits for those too.
+func TestGroupMembersAddMembers(t *testing.T) {
+	forEachKind(t, func(t *testing.T, k queueKind) {
+		g := taskqueue.NewGroup(t.Context(), k.new())
+		var ran atomic.Int32
+		var spawn func(depth int) func(context.Context) error
+		spawn = func(depth int) func(context.Context) error {
+			return func(context.Context) error {
+				ran.Add(1)
+				if depth < 5 {
+					g.Go(spawn(depth + 1))
+					g.Go(spawn(depth + 1))
+				}
+				return nil
+			}
+		}
+		g.Go(spawn(0))
+		if err := g.Wait(); err != nil {
+			t.Fatalf("Wait() = %v", err)
+		}
+		if got := ran.Load(); got != 63 {
+			t.Errorf("%d members ran; want 63", got)
+		}
+	})
+}
+
+// Without WithCancelOnError every member runs, and Wait joins the errors in
+// the order the members were added.
+func TestGroupJoinsErrors(t *testing.T) {
+	forEachKind(t, func(t *testing.T, k queueKind) {
+		g := taskqueue.NewGroup(t.Context(), k.new())
+		var ran atomic.Int32
+		var want []error
+		for i := range 30 {
+			err := fmt.Errorf("member %d", i)
+			if i%7 == 3 {
+				want = append(want, err)
+			}
+			g.Go(func(context.Context) error {
+				// Later members end first on a concurrent queue.
+				time.Sleep(time.Duration(30-i) * time.Millisecond)
+				ran.Add(1)
+				if i%7 == 3 {
+					return err
 				}
 				return nil
 			})
 		}
-		if err := g.Wait(); err != boom {
-			t.Fatalf("round %d: Wait() = %v, want the first error", round, err)
+		err := g.Wait()
+		if got := ran.Load(); got != 30 {
+			t.Errorf("%d members ran; want 30", got)
 		}
-		if got := last.Load(); got != int32(fail) {
-			t.Fatalf("round %d: member %d ran after member %d failed", round, got, fail)
+		j, ok := err.(interface{ Unwrap() []error })
+		if !ok {
+			t.Fatalf("Wait() = %v; want the errors joined", err)
 		}
-		if !errors.Is(context.Cause(g.Context()), boom) {
-			t.Fatalf("round %d: the group's context was not canceled with the error", round)
+		if got := j.Unwrap(); !slices.Equal(got, want) {
+			t.Errorf("Wait() joined %v; want %v", got, want)
 		}
-		q.Close()
-	}
+	})
 }
 
-// A hammer: many groups at once on one concurrent queue, members failing at
-// random, submitted from several goroutines. Every member runs at most once,
-// Wait reports the failure, and no member runs after its group's Wait
-// returned. (That no member that had not started runs after the failure is
-// shown exactly on serial queues, by TestGroupCancelOnErrorStopsTheRest: on
-// a concurrent queue a member may pass its start between the failure and
-// the cancel, which is allowed.)
-func TestGroupHammer(t *testing.T) {
-	q := quietQueue(4)
-	defer q.Close()
-	groups := 64
-	if raceEnabled {
-		groups = 16
-	}
-	var wg sync.WaitGroup
-	ran := make([]atomic.Int32, groups)
-	atWait := make([]int32, groups)
-	for gi := range groups {
-		wg.Go(func() {
-			g := taskqueue.NewGroup(context.Background(), q).WithCancelOnError()
-			ran := &ran[gi]
-			fail := rand.IntN(400)
-			member := func(i int) func(context.Context) error {
-				return func(ctx context.Context) error {
-					ran.Add(1)
-					if i == fail {
-						return errors.New("fail")
-					}
-					return nil
+// One error alone comes back as it is.
+func TestGroupOneError(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		errBoom := errors.New("boom")
+		g := taskqueue.NewGroup(t.Context(), taskqueue.NewConcurrent(2))
+		g.Go(func(context.Context) error { return nil })
+		g.Go(func(context.Context) error { return errBoom })
+		if err := g.Wait(); err != errBoom {
+			t.Errorf("Wait() = %v; want boom itself", err)
+		}
+	})
+}
+
+// On a serial queue the order is fixed: after the failing member, none runs.
+func TestGroupCancelOnErrorSerial(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := taskqueue.NewSerial()
+		g := taskqueue.NewGroup(t.Context(), q, taskqueue.WithCancelOnError())
+		errBoom := errors.New("boom")
+		var ran []int
+		var ctxs []context.Context
+		for i := range 10 {
+			g.Go(func(ctx context.Context) error {
+				ran = append(ran, i)
+				ctxs = append(ctxs, ctx)
+				if i == 4 {
+					return errBoom
 				}
+				return nil
+			})
+		}
+		if err := g.Wait(); err != errBoom {
+			t.Errorf("Wait() = %v; want boom", err)
+		}
+		if want := []int{0, 1, 2, 3, 4}; !slices.Equal(ran, want) {
+			t.Errorf("members %v ran; want %v", ran, want)
+		}
+		if cause := context.Cause(ctxs[0]); cause != errBoom {
+			t.Errorf("cause of the members' context = %v; want boom", cause)
+		}
+		q.Close()
+		if s := q.Stats(); s.Canceled != 5 || s.Completed != 5 || s.Failed != 1 {
+			t.Errorf("Stats() = %+v; want 5 completed, 1 failed, 5 canceled", s)
+		}
+	})
+}
+
+// On a concurrent queue the members running at the failure go on, with their
+// context canceled; those queued never start.
+func TestGroupCancelOnErrorConcurrent(t *testing.T) {
+	forEachKind(t, func(t *testing.T, k queueKind) {
+		q := k.new()
+		g := taskqueue.NewGroup(t.Context(), q, taskqueue.WithCancelOnError())
+		errBoom := errors.New("boom")
+		var started, sawCancel atomic.Int32
+		fail := make(chan struct{})
+		for i := range 50 {
+			g.Go(func(ctx context.Context) error {
+				started.Add(1)
+				if i == 0 {
+					<-fail
+					return errBoom
+				}
+				select {
+				case <-ctx.Done():
+					sawCancel.Add(1)
+				case <-time.After(time.Hour):
+				}
+				return nil
+			})
+		}
+		synctest.Wait()
+		before := started.Load() // every slot is taken: the rest wait
+		if want := int32(q.Limit()); before != want && !k.serial {
+			t.Fatalf("%d members started before the failure; want %d", before, want)
+		}
+		close(fail)
+		if err := g.Wait(); err != errBoom {
+			t.Errorf("Wait() = %v; want boom", err)
+		}
+		if got := started.Load(); got != before {
+			t.Errorf("%d members started; want the %d that had started before the failure", got, before)
+		}
+		if got := sawCancel.Load(); got != before-1 {
+			t.Errorf("%d running members saw the cancel; want %d", got, before-1)
+		}
+	})
+}
+
+func TestGroupPanic(t *testing.T) {
+	forEachKind(t, func(t *testing.T, k queueKind) {
+		var p panics
+		g := taskqueue.NewGroup(t.Context(), k.new(p.handler()))
+		errBoom := errors.New("boom")
+		g.Go(func(context.Context) error { return nil })
+		g.Go(func(context.Context) error { panic(errBoom) })
+		g.Go(func(context.Context) error { runtime.Goexit(); return nil })
+		err := g.Wait()
+		var pe *taskqueue.PanicError
+		if !errors.As(err, &pe) || !errors.Is(err, errBoom) || !errors.Is(err, taskqueue.ErrGoexit) {
+			t.Fatalf("Wait() = %v; want a *PanicError wrapping boom and ErrGoexit", err)
+		}
+		if got := p.take(); len(got) != 1 || got[0] != pe {
+			t.Errorf("handler got %v; want the member's panic", got)
+		}
+	})
+}
+
+// A panic is a failure like any other for WithCancelOnError.
+func TestGroupPanicCancels(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var p panics
+		g := taskqueue.NewGroup(t.Context(), taskqueue.NewSerial(p.handler()), taskqueue.WithCancelOnError())
+		var ran atomic.Int32
+		g.Go(func(context.Context) error { panic("x") })
+		g.Go(func(context.Context) error { ran.Add(1); return nil })
+		var pe *taskqueue.PanicError
+		if err := g.Wait(); !errors.As(err, &pe) || pe.Value != "x" {
+			t.Errorf("Wait() = %v; want the panic", err)
+		}
+		if ran.Load() != 0 {
+			t.Error("a member ran after the panic")
+		}
+		p.take()
+	})
+}
+
+// A done context cancels the members that have not started, and Wait
+// returns once the running ones have, without waiting for the queue to reach
+// the others.
+func TestGroupContextDone(t *testing.T) {
+	for _, opts := range [][]taskqueue.GroupOption{nil, {taskqueue.WithCancelOnError()}} {
+		forEachKind(t, func(t *testing.T, k queueKind) {
+			q := k.new()
+			release := block(t, q) // nothing of the group can start
+			ctx, cancel := context.WithCancel(t.Context())
+			g := taskqueue.NewGroup(ctx, q, opts...)
+			var ran atomic.Int32
+			for range 10 {
+				g.Go(func(context.Context) error { ran.Add(1); return nil })
 			}
-			var sub sync.WaitGroup
-			for s := range 4 {
-				sub.Go(func() {
-					for i := s * 100; i < (s+1)*100; i++ {
-						g.Go(member(i))
-					}
-				})
+			cancel()
+			if err := g.Wait(); err != context.Canceled {
+				t.Errorf("Wait() = %v; want context.Canceled", err)
 			}
-			sub.Wait()
-			err := g.Wait()
-			atWait[gi] = ran.Load()
-			if err == nil || err.Error() != "fail" {
-				t.Errorf("group %d: Wait() = %v", gi, err)
-			}
-			if r := atWait[gi]; r < 1 || r > 400 {
-				t.Errorf("group %d: %d members ran", gi, r)
+			release()
+			q.Close()
+			if got := ran.Load(); got != 0 {
+				t.Errorf("%d members ran after their context was done", got)
 			}
 		})
 	}
-	wg.Wait()
-	if err := q.Shutdown(context.Background()); err != nil { // every task of every group has ended
-		t.Fatal(err)
-	}
-	for gi := range groups {
-		if r := ran[gi].Load(); r != atWait[gi] {
-			t.Errorf("group %d: %d members ran by its Wait, %d in all", gi, atWait[gi], r)
-		}
+}
+
+// A context done after every member has ended changes nothing.
+func TestGroupContextDoneAfterAll(t *testing.T) {
+	for _, opts := range [][]taskqueue.GroupOption{nil, {taskqueue.WithCancelOnError()}} {
+		synctest.Test(t, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(t.Context())
+			g := taskqueue.NewGroup(ctx, taskqueue.NewConcurrent(2), opts...)
+			g.Go(func(context.Context) error { return nil })
+			synctest.Wait()
+			cancel()
+			synctest.Wait()
+			if err := g.Wait(); err != nil {
+				t.Errorf("Wait() = %v; want nil", err)
+			}
+		})
 	}
 }
 
 func TestGroupLimit(t *testing.T) {
-	q := quietQueue(8)
-	defer q.Close()
-	g := taskqueue.NewGroup(context.Background(), q).WithLimit(3)
-	var now, most atomic.Int32
-	for range 200 {
-		g.Go(func(context.Context) error {
-			n := now.Add(1)
-			for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
-			}
-			time.Sleep(10 * time.Microsecond) // a real overlap, not a timing assertion
-			now.Add(-1)
-			return nil
-		})
-	}
-	if err := g.Wait(); err != nil {
-		t.Fatal(err)
-	}
-	if most.Load() > 3 {
-		t.Fatalf("%d members ran at once; the group's limit is 3", most.Load())
-	}
-}
-
-func TestGroupOfResultsInSubmissionOrder(t *testing.T) {
-	q := quietQueue(4)
-	defer q.Close()
-	g := taskqueue.NewGroupOf[int](context.Background(), q)
-	for i := range 100 {
-		g.Go(func(context.Context) (int, error) { return i * i, nil })
-	}
-	vals, err := g.Wait()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, v := range vals {
-		if v != i*i {
-			t.Fatalf("vals[%d] = %d, want %d", i, v, i*i)
-		}
-	}
-}
-
-// A continuation holds no slot while it waits: the I/O queue serves other
-// work while the CPU stage of an earlier item is still running.
-func TestThenHoldsNoSlot(t *testing.T) {
-	ctx := context.Background()
-	io, cpu := quietQueue(1), quietQueue(1)
-	defer io.Close()
-	defer cpu.Close()
-	release := make(chan struct{})
-	read := taskqueue.RunAsync(ctx, io, func(context.Context) (string, error) { return "data", nil })
-	decoded := taskqueue.Then(ctx, read, cpu, func(_ context.Context, s string) (int, error) {
-		<-release
-		return len(s), nil
-	})
-	tctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	if err := io.RunSync(tctx, func(context.Context) error { return nil }); err != nil {
-		t.Fatalf("the I/O queue did not serve while the CPU stage ran: %v", err)
-	}
-	close(release)
-	if n, err := decoded.Result(tctx); n != 4 || err != nil {
-		t.Fatalf("Result() = %d, %v; want 4, nil", n, err)
-	}
-
-	boom := errors.New("read failed")
-	failed := taskqueue.RunAsync(ctx, io, func(context.Context) (string, error) { return "", boom })
-	ran := false
-	after := taskqueue.Then(ctx, failed, cpu, func(context.Context, string) (int, error) { ran = true; return 0, nil })
-	if _, err := after.Result(tctx); err != boom || ran {
-		t.Fatalf("after a failed stage: err %v, ran %v; want the stage's error and no run", err, ran)
-	}
-
-	h := io.RunAsync(ctx, func(context.Context) error { return boom })
-	var got error
-	c := h.Then(ctx, cpu, func(_ context.Context, err error) error { got = err; return nil })
-	if err := c.Wait(tctx); err != nil || got != boom {
-		t.Fatalf("Handle.Then: Wait %v, saw %v; want nil and the antecedent's error", err, got)
-	}
-}
-
-func TestApplyRunsEveryIndexOnce(t *testing.T) {
-	ctx := context.Background()
-	for _, limit := range []int{1, 2, 8} {
-		q := quietQueue(limit)
-		for _, n := range []int{0, 1, 7, 1000, 100_003} {
-			seen := make([]atomic.Int32, n)
-			if err := taskqueue.Apply(ctx, q, n, func(i int) { seen[i].Add(1) }); err != nil {
-				t.Fatal(err)
-			}
-			for i := range seen {
-				if c := seen[i].Load(); c != 1 {
-					t.Fatalf("limit %d, n %d: index %d ran %d times", limit, n, i, c)
+	synctest.Test(t, func(t *testing.T) {
+		q := taskqueue.NewConcurrent(8)
+		g := taskqueue.NewGroup(t.Context(), q, taskqueue.WithGroupLimit(3))
+		var now, peak atomic.Int32
+		var order []int
+		var mu sync.Mutex
+		for i := range 20 {
+			g.Go(func(context.Context) error {
+				mu.Lock()
+				order = append(order, i)
+				mu.Unlock()
+				n := now.Add(1)
+				for {
+					p := peak.Load()
+					if n <= p || peak.CompareAndSwap(p, n) {
+						break
+					}
 				}
-			}
+				time.Sleep(time.Second)
+				now.Add(-1)
+				return nil
+			})
 		}
+		synctest.Wait()
+		if s := q.Stats(); s.Running != 3 || s.Queued != 0 {
+			t.Errorf("queue holds %d running, %d queued; want 3 and 0: the rest wait in the group", s.Running, s.Queued)
+		}
+		if err := g.Wait(); err != nil {
+			t.Fatal(err)
+		}
+		if p := peak.Load(); p != 3 {
+			t.Errorf("at most %d members ran at once; want 3", p)
+		}
+		if len(order) != 20 {
+			t.Errorf("%d members ran; want 20", len(order))
+		}
+	})
+}
+
+// A limited group that fails drops the members that wait in it.
+func TestGroupLimitCancel(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := taskqueue.NewConcurrent(8)
+		g := taskqueue.NewGroup(t.Context(), q, taskqueue.WithGroupLimit(2), taskqueue.WithCancelOnError())
+		var ran atomic.Int32
+		errBoom := errors.New("boom")
+		for i := range 20 {
+			g.Go(func(context.Context) error {
+				ran.Add(1)
+				if i == 1 {
+					time.Sleep(time.Second / 2)
+					return errBoom
+				}
+				time.Sleep(time.Second)
+				return nil
+			})
+		}
+		if err := g.Wait(); err != errBoom {
+			t.Errorf("Wait() = %v; want boom", err)
+		}
+		if got := ran.Load(); got != 2 {
+			t.Errorf("%d members ran; want the 2 that had started", got)
+		}
+	})
+}
+
+func TestGroupQueueRefuses(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := taskqueue.NewSerial()
 		q.Close()
-	}
-}
-
-// Apply from a task of a serial queue: the queue's only slot is the
-// caller's, so the caller does the work, and Apply must not wait for helpers
-// that can never start.
-func TestApplyFromOwnSerialTask(t *testing.T) {
-	q := quietQueue(1)
-	defer q.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	var sum atomic.Int64
-	err := q.RunSync(ctx, func(ctx context.Context) error {
-		return taskqueue.Apply(ctx, q, 1000, func(i int) { sum.Add(int64(i)) })
+		g := taskqueue.NewGroup(t.Context(), q)
+		g.Go(func(context.Context) error { return nil })
+		if err := g.Wait(); !errors.Is(err, taskqueue.ErrClosed) {
+			t.Errorf("Wait() on a closed queue = %v; want ErrClosed", err)
+		}
+		// Members wait in the group, not in the queue: they fail only when
+		// the queue takes no task to run them.
+		full := taskqueue.NewSerial(taskqueue.WithMaxQueued(1, taskqueue.FailWhenFull))
+		release := block(t, full)
+		full.Go(func() {}) // the last room
+		fg := taskqueue.NewGroupOf[int](t.Context(), full)
+		fg.Go(func(context.Context) (int, error) { return 1, nil })
+		fg.Go(func(context.Context) (int, error) { return 2, nil })
+		var got []error
+		for _, err := range fg.Completed() {
+			got = append(got, err)
+		}
+		if !slices.Equal(got, []error{taskqueue.ErrQueueFull, taskqueue.ErrQueueFull}) {
+			t.Errorf("Completed yielded errors %v; want [ErrQueueFull ErrQueueFull]", got)
+		}
+		release()
 	})
-	if err != nil || sum.Load() != 999*1000/2 {
-		t.Fatalf("err %v, sum %d", err, sum.Load())
-	}
 }
 
-func TestApplyPanicAndCancel(t *testing.T) {
-	q := quietQueue(2)
-	defer q.Close()
-	err := taskqueue.Apply(context.Background(), q, 10_000, func(i int) {
-		if i == 5000 {
-			panic("iteration 5000")
+// CloseNow drops the group's tasks from the queue: the members waiting fail
+// with ErrClosed, and Wait does not hang.
+func TestGroupCloseNow(t *testing.T) {
+	forEachKind(t, func(t *testing.T, k queueKind) {
+		q := k.new()
+		release := block(t, q)
+		g := taskqueue.NewGroup(t.Context(), q)
+		var ran atomic.Int32
+		for range 10 {
+			g.Go(func(context.Context) error { ran.Add(1); return nil })
+		}
+		q.CloseNow()
+		release()
+		err := g.Wait()
+		if !errors.Is(err, taskqueue.ErrClosed) {
+			t.Errorf("Wait() after CloseNow = %v; want ErrClosed", err)
+		}
+		if n := len(err.(interface{ Unwrap() []error }).Unwrap()); n != 10 || ran.Load() != 0 {
+			t.Errorf("%d members failed and %d ran; want 10 and 0", n, ran.Load())
+		}
+		g2 := taskqueue.NewGroup(t.Context(), q)
+		g2.Go(func(context.Context) error { return nil })
+		if err := g2.Wait(); err != taskqueue.ErrClosed {
+			t.Errorf("Wait() of a group on a closed queue = %v; want ErrClosed", err)
 		}
 	})
-	var pe *taskqueue.PanicError
-	if !errors.As(err, &pe) || !strings.Contains(pe.Error(), "iteration 5000") {
-		t.Fatalf("Apply() = %v, want the panic", err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	var ran atomic.Int32
-	if err := taskqueue.Apply(ctx, q, 10_000, func(int) { ran.Add(1) }); !errors.Is(err, context.Canceled) || ran.Load() != 0 {
-		t.Fatalf("with a done context: err %v, %d iterations ran", err, ran.Load())
-	}
 }
 
-func TestMapAndForEach(t *testing.T) {
-	ctx := context.Background()
-	q := quietQueue(4)
-	defer q.Close()
-	items := make([]int, 10_000)
-	for i := range items {
-		items[i] = i
-	}
-	out, err := taskqueue.Map(ctx, q, items, func(_ context.Context, v int) (string, error) { return fmt.Sprint(v), nil })
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, s := range out {
-		if s != fmt.Sprint(i) {
-			t.Fatalf("out[%d] = %q", i, s)
+// Members run one after the other on a few tasks of the queue, which count
+// them as its own.
+func TestGroupStats(t *testing.T) {
+	forEachKind(t, func(t *testing.T, k queueKind) {
+		var p panics
+		q := k.new(p.handler())
+		g := taskqueue.NewGroup(t.Context(), q)
+		for i := range 1000 {
+			g.Go(func(context.Context) error {
+				switch i % 100 {
+				case 1:
+					return errors.New("x")
+				case 2:
+					panic("y")
+				case 3:
+					runtime.Goexit()
+				}
+				return nil
+			})
 		}
-	}
-	boom := errors.New("item 42")
-	err = taskqueue.ForEach(ctx, q, items, func(_ context.Context, v int) error {
-		if v == 42 {
-			return boom
+		g.Wait()
+		q.Close()
+		want := taskqueue.Stats{Completed: 1000, Succeeded: 970, Failed: 20, Panicked: 10}
+		if got := q.Stats(); got != want {
+			t.Errorf("Stats() = %+v; want %+v", got, want)
 		}
-		return nil
+		p.take()
 	})
-	if err != boom {
-		t.Fatalf("ForEach() = %v, want the item's error", err)
-	}
-	if out, err := taskqueue.Map(ctx, q, items, func(_ context.Context, v int) (int, error) {
-		if v == 9000 {
-			return 0, boom
-		}
-		return v, nil
-	}); err != boom || out != nil {
-		t.Fatalf("Map with an error: %v, %v", out, err)
-	}
 }
 
-// Completed streams the members as they complete: each once, in completion
-// order, while later members still run.
-func TestGroupOfCompletedStreams(t *testing.T) {
-	q := quietQueue(4)
-	defer q.Close()
-	g := taskqueue.NewGroupOf[int](context.Background(), q)
-	gates := make([]chan struct{}, 5)
-	for i := range gates {
-		gates[i] = make(chan struct{})
-		g.Go(func(context.Context) (int, error) {
-			<-gates[i]
-			if i == 3 {
-				return 0, errors.New("member 3")
+func TestGroupMisuse(t *testing.T) {
+	q := taskqueue.NewSerial()
+	done := taskqueue.NewGroup(context.Background(), q)
+	done.Wait()
+	for _, c := range []struct {
+		name string
+		f    func()
+		want string
+	}{
+		{"NewGroup(nil)", func() { taskqueue.NewGroup(context.Background(), nil) }, "taskqueue: NewGroup with a nil queue"},
+		{"NewGroupOf(nil)", func() { taskqueue.NewGroupOf[int](context.Background(), nil) }, "taskqueue: NewGroupOf with a nil queue"},
+		{"WithGroupLimit(0)", func() { taskqueue.WithGroupLimit(0) }, "taskqueue: WithGroupLimit(0): the limit must be positive"},
+		{"Go(nil)", func() { taskqueue.NewGroup(context.Background(), q).Go(nil) }, "taskqueue: Group.Go with a nil function"},
+		{"GroupOf.Go(nil)", func() { taskqueue.NewGroupOf[int](context.Background(), q).Go(nil) }, "taskqueue: GroupOf.Go with a nil function"},
+		{"Go after Wait", func() { done.Go(func(context.Context) error { return nil }) }, "taskqueue: Group.Go after Wait returned: a group is used once"},
+		{"Wait from own serial task", func() {
+			q.RunSync(context.Background(), func(ctx context.Context) error {
+				g := taskqueue.NewGroup(ctx, q)
+				g.Go(func(context.Context) error { return nil })
+				return g.Wait()
+			})
+		}, "taskqueue: Group.Wait from a task of the group's own serial queue, which would wait for itself"},
+	} {
+		v := panicValue(c.f)
+		if pe, ok := v.(*taskqueue.PanicError); ok {
+			v = pe.Value // re-panicked by RunSync
+		}
+		if got := fmt.Sprint(v); got != c.want {
+			t.Errorf("%s panicked with %q; want %q", c.name, got, c.want)
+		}
+	}
+	q.Close()
+}
+
+func TestGroupOfValuesInOrder(t *testing.T) {
+	forEachKind(t, func(t *testing.T, k queueKind) {
+		g := taskqueue.NewGroupOf[int](t.Context(), k.new())
+		for i := range 40 {
+			g.Go(func(context.Context) (int, error) {
+				time.Sleep(time.Duration(40-i) * time.Millisecond)
+				return i * i, nil
+			})
+		}
+		vals, err := g.Wait()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, v := range vals {
+			if v != i*i {
+				t.Fatalf("Wait() values = %v; want the squares in order", vals)
 			}
-			return i * 10, nil
-		})
-	}
-	order := []int{2, 0, 3, 4, 1}
-	var got []string
-	next := 0
-	close(gates[order[next]])
-	for v, err := range g.Completed() {
-		got = append(got, fmt.Sprint(v, err))
-		if next++; next < len(order) {
-			close(gates[order[next]]) // the next member ends only once this one was seen
 		}
-	}
-	want := []string{"20 <nil>", "0 <nil>", "0 member 3", "40 <nil>", "10 <nil>"}
-	if fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Fatalf("Completed yielded %v, want %v", got, want)
-	}
-	if _, err := g.Wait(); err == nil || err.Error() != "member 3" {
-		t.Fatalf("Wait() = %v", err)
-	}
-	n := 0
-	for range g.Completed() {
-		n++
-	}
-	if n != 5 {
-		t.Fatalf("a second iteration yielded %d members, want 5", n)
+	})
+}
+
+// Completed yields each result as its member ends, before the slower ones end.
+func TestGroupOfCompleted(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		g := taskqueue.NewGroupOf[int](t.Context(), taskqueue.NewConcurrent(4))
+		errSlow := errors.New("slow")
+		for _, d := range []int{3, 1, 4, 2} {
+			g.Go(func(context.Context) (int, error) {
+				time.Sleep(time.Duration(d) * time.Second)
+				if d == 3 {
+					return d, errSlow
+				}
+				return d, nil
+			})
+		}
+		var got []int
+		for v, err := range g.Completed() {
+			if at := time.Since(start); at != time.Duration(v)*time.Second {
+				t.Errorf("result %d yielded at %v; want as it ended, at %ds", v, at, v)
+			}
+			if (err != nil) != (v == 3) {
+				t.Errorf("result %d yielded with error %v", v, err)
+			}
+			got = append(got, v)
+		}
+		if want := []int{1, 2, 3, 4}; !slices.Equal(got, want) {
+			t.Errorf("Completed yielded %v; want %v", got, want)
+		}
+		vals, err := g.Wait()
+		if !slices.Equal(vals, []int{3, 1, 4, 2}) || err != errSlow {
+			t.Errorf("Wait() after Completed = %v, %v; want [3 1 4 2], slow", vals, err)
+		}
+	})
+}
+
+// Breaking out of the loop leaves the members running; a new iteration
+// yields every result again.
+func TestGroupOfCompletedBreak(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := taskqueue.NewGroupOf[int](t.Context(), taskqueue.NewConcurrent(2), taskqueue.WithCancelOnError())
+		for i := range 6 {
+			g.Go(func(context.Context) (int, error) {
+				time.Sleep(time.Duration(i+1) * time.Second)
+				return i, nil
+			})
+		}
+		for range g.Completed() {
+			break
+		}
+		n := 0
+		for range g.Completed() {
+			n++
+		}
+		if n != 6 {
+			t.Errorf("a second iteration yielded %d results; want 6", n)
+		}
+	})
+}
+
+// Members take turns with the queue's other tasks: a task queued behind a
+// group's members waits for a quantum of them, not for all. With one slot,
+// the members run in the order they were added.
+func TestGroupTakesTurns(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		q    func() *taskqueue.Queue
+		opts []taskqueue.GroupOption
+	}{
+		{"serial", func() *taskqueue.Queue { return taskqueue.NewSerial() }, nil},
+		{"limit=1", func() *taskqueue.Queue { return taskqueue.NewConcurrent(1) }, []taskqueue.GroupOption{taskqueue.WithGroupLimit(1)}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				q := c.q()
+				release := block(t, q)
+				g := taskqueue.NewGroup(t.Context(), q, c.opts...)
+				var order []int
+				for i := range 200 {
+					g.Go(func(context.Context) error { order = append(order, i); return nil })
+				}
+				q.Go(func() { order = append(order, -1) })
+				release()
+				if err := g.Wait(); err != nil {
+					t.Fatal(err)
+				}
+				q.Close()
+				at := slices.Index(order, -1)
+				if at != 64 {
+					t.Errorf("the queue's own task ran after %d members; want 64, a quantum", at)
+				}
+				members := slices.DeleteFunc(slices.Clone(order), func(i int) bool { return i < 0 })
+				if !slices.IsSorted(members) || len(members) != 200 {
+					t.Errorf("members ran in the order %v; want the order they were added", members)
+				}
+			})
+		})
 	}
 }

@@ -232,10 +232,14 @@ func (h *Handle) Cancel() bool {
 }
 
 // cancel completes h with err if its task has not started, reporting whether
-// it did: a queued task leaves the scheduler, a delayed one the heap.
+// it did: a queued task leaves the scheduler, a delayed one the heap, a
+// continuation the task it waits for (see Then).
 func (q *Queue) cancel(h *Handle, err error) bool {
 	if id := h.id.Load(); id != 0 {
 		return q.dequeue(h, scheduler.ID(id), err)
+	}
+	if n := h.waitingNode(); n != nil {
+		return q.cancelWaiting(h, n, err)
 	}
 	return q.cancelDelayed(h, err)
 }

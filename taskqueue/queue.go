@@ -45,6 +45,7 @@ type Queue struct {
 	canceled atomic.Uint64
 	rejected atomic.Uint64
 	skipped  atomic.Uint64 // canceled tasks that the scheduler still took, to skip them
+	inner    atomic.Uint64 // tasks that an item of the scheduler ran: members of groups
 }
 
 // NewSerial returns a queue that runs one task at a time, in the order they

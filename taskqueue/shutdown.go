@@ -48,6 +48,9 @@ func (q *Queue) CloseNow() int {
 			t.handle().finish(ErrClosed)
 		case *syncCall:
 			t.close()
+		case *groupRunner:
+			t.drop(ErrClosed) // its members count themselves
+			continue
 		}
 		n++
 	}

@@ -25,9 +25,10 @@ type Stats struct {
 func (q *Queue) Stats() Stats {
 	delayed := q.delayedCount()
 	skipped := q.skipped.Load() // before Completed, which counts the skipped tasks
+	inner := q.inner.Load()
 	s := q.s.Stats()
 	panicked, failed := q.panicked.Load(), q.failed.Load()
-	completed := max(s.Completed, skipped) - skipped
+	completed := max(s.Completed+inner, skipped) - skipped
 	return Stats{
 		Name:      q.name,
 		Queued:    s.Pending,

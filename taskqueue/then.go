@@ -1,45 +1,145 @@
 package taskqueue
 
-import "context"
+import (
+	"context"
+	"sync/atomic"
 
-// Then submits f to q once h's task is done, and returns the handle of the
-// continuation. f receives how h's task ended (see Handle.Err). Nothing
-// waits in the meantime: no goroutine and no slot of any queue, so that a
-// pipeline of stages (read on an I/O queue, then decode on a CPU queue)
-// never holds a slot of one stage while it waits for another.
+	"github.com/taskqueue-go/taskqueue/scheduler"
+)
+
+// thenWaiting marks the node of a continuation that waits for the task it
+// follows: its stop claims the continuation, for the first of the one who
+// queues it and the one who cancels it.
+const thenWaiting = callback + 1
+
+// Then submits f to run on q once the task of h has returned nil, and
+// returns f's Handle at once: a continuation. While it waits for h, the
+// continuation holds no slot of any queue and no goroutine; when h's task
+// returns, the goroutine that ran it queues f on q, and goes on. So a stage
+// of a pipeline hands its result to the next stage's queue without holding
+// its own slot while the next stage is busy, as a RunSync nested in the
+// first stage's task would.
 //
-// The continuation is queued on q by the goroutine that completes h's task,
-// right after it completes, and from then on it is a task like any other:
-// it runs with ctx, and a done ctx, a closed or full q complete it without
-// running f, as RunAsync would. Before it is queued, Cancel on its handle
-// reports false; to give it up then, cancel ctx.
-func (h *Handle) Then(ctx context.Context, q *Queue, f func(ctx context.Context, err error) error) *Handle {
+// If h's task fails (it returns an error, panics, is canceled or was never
+// accepted), f never runs and the continuation completes with h's error
+// (see Handle.Err). If ctx is done before f starts, while it waits for h
+// included, f never runs and the continuation completes with ctx.Err(); its
+// Cancel works at any time before f starts too. If q is closed when h's task
+// returns, the continuation completes with ErrClosed. On a full queue made
+// WithMaxQueued, the continuation fails with ErrQueueFull or waits for room
+// until ctx is done, as q's policy says, without holding up the goroutine that
+// ran h's task.
+//
+// Then is the untyped form of the generic Then. Then panics if q or f is nil.
+func (h *Handle) Then(ctx context.Context, q *Queue, f func(context.Context) error) *Handle {
 	if f == nil {
-		nilFunc("Then")
+		nilFunc("Handle.Then")
 	}
-	t := &errTask{fn: func(ctx context.Context) error { return f(ctx, h.Err()) }}
-	t.ctx, t.q = ctx, q
-	h.notify(func() { q.queue(&t.Handle, t) })
+	t := &errTask{fn: f}
+	q.follow(ctx, h, &t.Handle, t, "Handle.Then")
 	return &t.Handle
 }
 
-// Then runs f on q with the result of fut's task once it is done, and
-// returns a Future for f's result, as Handle.Then does. If fut's task did
-// not succeed, f does not run and the new Future completes with the same
-// error.
-func Then[T, U any](ctx context.Context, fut *Future[T], q *Queue, f func(ctx context.Context, v T) (U, error)) *Future[U] {
-	if f == nil {
+// Then submits fn to run on q with the value of prev's task once that task
+// has returned with a nil error, and returns a Future for fn's result at
+// once: a continuation. It is the typed form of Handle.Then, which documents
+// it. Then panics if prev, q or fn is nil.
+func Then[T, U any](ctx context.Context, prev *Future[T], q *Queue, fn func(context.Context, T) (U, error)) *Future[U] {
+	if fn == nil {
 		nilFunc("Then")
 	}
-	t := &Future[U]{}
-	t.fn = func(ctx context.Context) (U, error) {
-		if err := fut.Err(); err != nil {
-			var zero U
-			return zero, err
-		}
-		return f(ctx, fut.val)
+	if prev == nil {
+		panic("taskqueue: Then with a nil Future")
 	}
-	t.ctx, t.q = ctx, q
-	fut.notify(func() { q.queue(&t.Handle, (*futureTask[U])(t)) })
+	t := &Future[U]{fn: func(ctx context.Context) (U, error) { return fn(ctx, prev.val) }}
+	q.follow(ctx, &prev.Handle, &t.Handle, (*futureTask[U])(t), "Then")
 	return t
+}
+
+// follow makes the task t, whose Handle is h, wait for the task of prev,
+// to be queued on q when that returns.
+func (q *Queue) follow(ctx context.Context, prev, h *Handle, t scheduler.Task, call string) {
+	if q == nil {
+		panic("taskqueue: " + call + " with a nil queue")
+	}
+	h.ctx, h.q = ctx, q
+	if err := ctx.Err(); err != nil {
+		q.reject(h, err)
+		return
+	}
+	if q.Closed() {
+		q.reject(h, ErrClosed)
+		return
+	}
+	claimed := new(atomic.Bool)
+	claim := func() bool { return !claimed.Swap(true) }
+	h.state.Store(&node{kind: thenWaiting, stop: claim})
+	if ctx.Done() != nil {
+		h.Done() // watch ctx meanwhile: its end cancels the continuation
+	}
+	prev.notify(func() {
+		if claim() {
+			q.queueAfter(prev, h, t)
+		}
+	})
+}
+
+// queueAfter queues the continuation t, whose Handle is h, now that the task
+// of prev is done; it runs on the goroutine that completed prev and must not
+// block.
+func (q *Queue) queueAfter(prev, h *Handle, t scheduler.Task) {
+	if err := prev.Err(); err != nil {
+		q.canceled.Add(1)
+		h.finish(err)
+		return
+	}
+	id, err := q.s.Enqueue(t)
+	if err == scheduler.ErrFull && !q.failFull {
+		// Wait for room on a goroutine of its own, not on the one that ran
+		// prev, which may hold a slot that the room waits for.
+		go func() {
+			id, err := q.s.EnqueueContext(h.ctx, t)
+			if err != nil {
+				q.reject(h, queueError(err))
+				return
+			}
+			h.id.Store(uint64(id))
+		}()
+		return
+	}
+	if err != nil {
+		q.reject(h, queueError(err))
+		return
+	}
+	h.id.Store(uint64(id))
+}
+
+// waitingNode returns the node of h's continuation while it waits for the
+// task it follows, or nil.
+func (h *Handle) waitingNode() *node {
+	var found *node
+	for n := h.state.Load(); n != nil; n = n.next {
+		if n.kind == thenWaiting {
+			found = n
+			break
+		}
+	}
+	// A walk that began before the task finished may have followed a pooled
+	// node into another handle's list: trust what it found only if the task
+	// is still pending, which means the list was intact.
+	if h.IsDone() {
+		return nil
+	}
+	return found
+}
+
+// cancelWaiting completes with err the continuation h, whose node is n, if
+// it still waits for the task it follows, reporting whether it did.
+func (q *Queue) cancelWaiting(h *Handle, n *node, err error) bool {
+	if !n.stop() {
+		return false // queued meanwhile, or being queued
+	}
+	q.canceled.Add(1)
+	h.finish(err)
+	return true
 }

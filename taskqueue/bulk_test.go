@@ -1,0 +1,277 @@
+package taskqueue_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"slices"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/taskqueue-go/taskqueue/taskqueue"
+)
+
+func TestApplyRunsEachOnce(t *testing.T) {
+	forEachKind(t, func(t *testing.T, k queueKind) {
+		q := k.new()
+		for _, n := range []int{0, 1, 2, 7, 100, 10_000} {
+			counts := make([]atomic.Int32, n)
+			if err := taskqueue.Apply(t.Context(), q, n, func(i int) { counts[i].Add(1) }); err != nil {
+				t.Fatalf("Apply(%d) = %v", n, err)
+			}
+			for i := range counts {
+				if c := counts[i].Load(); c != 1 {
+					t.Fatalf("Apply(%d): iteration %d ran %d times", n, i, c)
+				}
+			}
+		}
+	})
+}
+
+// A million iterations cost a few hand-offs, not a million.
+func TestApplyChunks(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := taskqueue.NewConcurrent(4)
+		var sum atomic.Int64
+		if err := taskqueue.Apply(t.Context(), q, 1_000_000, func(i int) { sum.Add(int64(i)) }); err != nil {
+			t.Fatal(err)
+		}
+		if want := int64(1_000_000) * 999_999 / 2; sum.Load() != want {
+			t.Errorf("sum = %d; want %d", sum.Load(), want)
+		}
+		synctest.Wait()
+		s := q.Stats()
+		if tasks := s.Completed + s.Canceled; tasks > uint64(q.Limit()) {
+			t.Errorf("Apply of 1e6 iterations took %d tasks of the queue; want at most %d", tasks, q.Limit())
+		}
+	})
+}
+
+// The caller takes part: on an idle queue of one slot, every iteration runs
+// on the calling goroutine; from a task of a serial queue, Apply runs in the
+// task's place and cannot deadlock.
+func TestApplyCallerTakesPart(t *testing.T) {
+	forEachKind(t, func(t *testing.T, k queueKind) {
+		q := k.new()
+		ran := 0
+		err := q.RunSync(t.Context(), func(ctx context.Context) error {
+			return taskqueue.Apply(ctx, q, 1000, func(int) {
+				if k.serial {
+					ran++ // one at a time: on the caller, which holds the only slot
+				}
+			})
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if k.serial && ran != 1000 {
+			t.Errorf("%d iterations ran; want 1000", ran)
+		}
+		if !k.serial {
+			return
+		}
+		onCaller := 0
+		taskqueue.Apply(t.Context(), q, 1000, func(int) {
+			if onCallerStack("TestApplyCallerTakesPart") {
+				onCaller++
+			}
+		})
+		if onCaller != 1000 {
+			t.Errorf("%d of 1000 iterations ran on the caller of an idle serial queue; want all", onCaller)
+		}
+	})
+}
+
+// On a busy queue the caller waits for a slot, and takes none of its own.
+func TestApplyBusyQueue(t *testing.T) {
+	forEachKind(t, func(t *testing.T, k queueKind) {
+		q := k.new()
+		release := block(t, q)
+		var ran atomic.Int32
+		done := make(chan error)
+		go func() { done <- taskqueue.Apply(t.Context(), q, 100, func(int) { ran.Add(1) }) }()
+		synctest.Wait()
+		if ran.Load() != 0 {
+			t.Fatal("Apply ran iterations while every slot of its queue was taken")
+		}
+		release()
+		if err := <-done; err != nil || ran.Load() != 100 {
+			t.Errorf("Apply = %v after %d iterations; want nil after 100", err, ran.Load())
+		}
+	})
+}
+
+func TestApplyPanic(t *testing.T) {
+	forEachKind(t, func(t *testing.T, k queueKind) {
+		q := k.new()
+		var after atomic.Bool
+		var returned atomic.Bool
+		v := panicValue(func() {
+			taskqueue.Apply(t.Context(), q, 10_000, func(i int) {
+				if returned.Load() {
+					after.Store(true)
+				}
+				if i == 5000 {
+					panic("at 5000")
+				}
+			})
+		})
+		returned.Store(true)
+		pe, ok := v.(*taskqueue.PanicError)
+		if !ok || pe.Value != "at 5000" {
+			t.Fatalf("Apply panicked with %v; want a *PanicError of \"at 5000\"", v)
+		}
+		synctest.Wait()
+		if after.Load() {
+			t.Error("an iteration ran after Apply returned")
+		}
+		if err := q.RunSync(t.Context(), func(context.Context) error { return nil }); err != nil {
+			t.Errorf("the queue after a panic in Apply: RunSync = %v", err)
+		}
+	})
+}
+
+func TestApplyGoexit(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := taskqueue.NewConcurrent(2)
+		var reached atomic.Bool
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			taskqueue.Apply(t.Context(), q, 1000, func(i int) {
+				if i == 999 {
+					runtime.Goexit()
+				}
+			})
+			reached.Store(true)
+		}()
+		<-done
+		if reached.Load() {
+			t.Error("Apply returned after an iteration called runtime.Goexit")
+		}
+	})
+}
+
+func TestApplyContext(t *testing.T) {
+	forEachKind(t, func(t *testing.T, k queueKind) {
+		q := k.new()
+		ctx, cancel := context.WithCancel(t.Context())
+		var ran atomic.Int32
+		err := taskqueue.Apply(ctx, q, 100_000, func(i int) {
+			if ran.Add(1) == 10 {
+				cancel()
+			}
+		})
+		if err != context.Canceled {
+			t.Errorf("Apply = %v; want context.Canceled", err)
+		}
+		if n := ran.Load(); n == 100_000 {
+			t.Error("every iteration ran after the context was done")
+		}
+		ran.Store(0)
+		if err := taskqueue.Apply(ctx, q, 10, func(int) { ran.Add(1) }); err != context.Canceled || ran.Load() != 0 {
+			t.Errorf("Apply with a done context = %v after %d iterations; want context.Canceled after 0", err, ran.Load())
+		}
+	})
+}
+
+func TestApplyRefused(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := taskqueue.NewConcurrent(2)
+		q.Close()
+		ran := false
+		if err := taskqueue.Apply(t.Context(), q, 10, func(int) { ran = true }); err != taskqueue.ErrClosed || ran {
+			t.Errorf("Apply on a closed queue = %v, ran %v; want ErrClosed, nothing run", err, ran)
+		}
+	})
+}
+
+func TestBulkMisuse(t *testing.T) {
+	ctx := context.Background()
+	q := taskqueue.NewSerial()
+	for _, c := range []struct {
+		name string
+		f    func()
+		want string
+	}{
+		{"Apply(-1)", func() { taskqueue.Apply(ctx, q, -1, func(int) {}) }, "taskqueue: Apply(-1): the count must not be negative"},
+		{"Apply(nil)", func() { taskqueue.Apply(ctx, q, 1, nil) }, "taskqueue: Apply with a nil function"},
+		{"Apply(nil queue)", func() { taskqueue.Apply(ctx, nil, 1, func(int) {}) }, "taskqueue: Apply with a nil queue"},
+		{"Map(nil)", func() { taskqueue.Map[int, int](ctx, q, nil, nil) }, "taskqueue: Map with a nil function"},
+		{"ForEach(nil)", func() { taskqueue.ForEach[int](ctx, q, nil, nil) }, "taskqueue: ForEach with a nil function"},
+	} {
+		if got := fmt.Sprint(panicValue(c.f)); got != c.want {
+			t.Errorf("%s panicked with %q; want %q", c.name, got, c.want)
+		}
+	}
+}
+
+func TestMapInOrder(t *testing.T) {
+	forEachKind(t, func(t *testing.T, k queueKind) {
+		items := make([]int, 5000)
+		for i := range items {
+			items[i] = i
+		}
+		got, err := taskqueue.Map(t.Context(), k.new(), items, func(_ context.Context, v int) (string, error) {
+			return strconv.Itoa(v), nil
+		})
+		if err != nil || len(got) != len(items) {
+			t.Fatalf("Map = %d results, %v", len(got), err)
+		}
+		for i, s := range got {
+			if s != strconv.Itoa(i) {
+				t.Fatalf("Map()[%d] = %q", i, s)
+			}
+		}
+	})
+}
+
+// After an error, no item starts: on a serial queue the order is fixed.
+func TestMapError(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		errBoom := errors.New("boom")
+		var seen []int
+		got, err := taskqueue.Map(t.Context(), taskqueue.NewSerial(), []int{1, 2, 3, 4, 5}, func(_ context.Context, v int) (int, error) {
+			seen = append(seen, v)
+			if v == 3 {
+				return 0, errBoom
+			}
+			return v * 10, nil
+		})
+		if err != errBoom || !slices.Equal(got, []int{10, 20, 0, 0, 0}) || !slices.Equal(seen, []int{1, 2, 3}) {
+			t.Errorf("Map = %v, %v after items %v; want [10 20 0 0 0], boom after [1 2 3]", got, err, seen)
+		}
+	})
+}
+
+func TestForEach(t *testing.T) {
+	forEachKind(t, func(t *testing.T, k queueKind) {
+		q := k.new()
+		var sum atomic.Int64
+		items := []int64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
+		if err := taskqueue.ForEach(t.Context(), q, items, func(_ context.Context, v int64) error {
+			time.Sleep(time.Duration(v) * time.Millisecond)
+			sum.Add(v)
+			return nil
+		}); err != nil || sum.Load() != 55 {
+			t.Errorf("ForEach = %v, sum %d; want nil, 55", err, sum.Load())
+		}
+		errBoom := errors.New("boom")
+		var started atomic.Int32
+		err := taskqueue.ForEach(t.Context(), q, make([]int, 1000), func(context.Context, int) error {
+			started.Add(1)
+			time.Sleep(time.Millisecond)
+			return errBoom
+		})
+		if err != errBoom {
+			t.Errorf("ForEach = %v; want boom", err)
+		}
+		if n := started.Load(); n > int32(q.Limit()) {
+			t.Errorf("%d items started; want at most the %d that run at once when the first fails", n, q.Limit())
+		}
+	})
+}
