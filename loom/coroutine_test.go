@@ -87,6 +87,14 @@ func TestInstructionTable(t *testing.T) {
 		{"WaitCustom", loom.WaitCustom(keep), nil, 6, []string{"1:before", "4:after"}},
 		{"WaitFor a channel", loom.WaitFor(waitable(done)),
 			func(l *loom.Loom) { l.PostAfter(250*time.Millisecond, func() { close(done) }) }, 6, []string{"1:before", "4:after"}},
+		// Steps of 250ms, configured in frame 1 and so in force from frame
+		// 2: the accumulator holds 100ms after frame 2, 200ms after frame 3,
+		// and frame 4 runs the first step.
+		{"WaitForFixedUpdate", loom.WaitForFixedUpdate(),
+			func(l *loom.Loom) { l.Configure(loom.WithFixedStep(250*time.Millisecond, nil)) }, 6, []string{"1:before", "4:after"}},
+		// The loop never calls EndFrame: frame 1's end phase runs as frame 2
+		// begins, before its clock moves.
+		{"WaitForEndOfFrame", loom.WaitForEndOfFrame(), nil, 3, []string{"1:before", "1:after"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

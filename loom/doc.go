@@ -12,11 +12,23 @@
 //
 // [Loom.Post] queues an action from any goroutine without blocking.
 // [Loom.PostAfter] and [Loom.PostAt] return a [Timer] for an action that runs
-// once its delay has passed. Each Update runs one frame: first the actions
-// posted before the frame began, in the order they were posted; then the
-// delayed actions that are due, in due order (and in posting order when due
-// together). Work posted during a frame waits for the next one. No callback
-// runs with a lock held.
+// once its delay has passed. Each Update runs one frame, in Unity's order of
+// phases:
+//
+//   - the fixed steps, if the loom has them ([WithFixedStep]): one for each
+//     whole step of scaled time since the last, each calling the step
+//     function, then resuming the coroutines waiting with
+//     [WaitForFixedUpdate];
+//   - the update: the actions posted before the frame began, in the order
+//     they were posted; then the delayed actions that are due, in due order
+//     (and in posting order when due together); then the coroutine pass;
+//   - the end of the frame: [Loom.EndFrame], which the loop calls once it has
+//     rendered, resumes the coroutines waiting with [WaitForEndOfFrame]; a
+//     loop that does not call it gets this phase at the start of the next
+//     Update, before anything else.
+//
+// Work posted during a frame waits for the next one. No callback runs with a
+// lock held.
 //
 // [WithBudget] caps the work of a frame, so that a flood of posts from
 // workers cannot stall rendering; what is left runs first in the next frame.
@@ -28,14 +40,17 @@
 // A loom reads the real clock (time.Now, which testing/synctest fakes), or,
 // made with [ManualClock], a clock the game advances with [Loom.UpdateDelta].
 // It keeps the frame count, unscaled time and scaled time, whose rate is set
-// by [Loom.SetTimeScale] (0 pauses it). Delayed actions count on unscaled
-// time.
+// by [Loom.SetTimeScale] (0 pauses it). The delayed actions of PostAfter and
+// PostAt count on unscaled time; those of [Loom.PostAfterScaled] count on
+// scaled time, as game logic does, and run after the unscaled ones due in the
+// same frame. The fixed steps follow scaled time too.
 //
 // # Coroutines
 //
 // A coroutine is a Go iterator function, func(yield func(Instruction) bool),
-// started with [Loom.StartCoroutine] and resumed once per frame at most, on
-// the loom's goroutine, with iter.Pull. Started on that goroutine it runs at
+// started with [Loom.StartCoroutine] and resumed at most once in a frame's
+// update (the fixed steps and the end phase may resume it besides), on the
+// loom's goroutine, with iter.Pull. Started on that goroutine it runs at
 // once up to its first yield, as Unity's StartCoroutine does; started from
 // another goroutine it is queued and starts in the next frame, because an
 // iter.Pull coroutine must be created and resumed on one goroutine (and on
@@ -64,14 +79,22 @@
 //	                              which every one of ws is done: one frame
 //	                              for the set, not one per member; polled
 //	WaitAny(ws...)                the same, when one of ws is done
+//	WaitForFixedUpdate()          right after the next fixed step, once the
+//	                              step function returned: in a later frame
+//	                              if yielded in an update, maybe the same one
+//	                              if yielded in a step; on a loom without
+//	                              fixed steps, it ends the coroutine with a
+//	                              *PanicError saying so
+//	WaitForEndOfFrame()           in the end phase of the yield's frame (of
+//	                              the next frame, if yielded in an end phase)
 //
 // After a WaitAll or WaitAny, FirstErr and FirstDone tell which member failed
 // or ended first. A wait bounded by a duration is a WaitAny with a
 // Loom.Delay (scaled time) or Loom.DelayRealtime; Await is WaitAll for a
-// goroutine, bounded by a context. A panic in any function a wait calls (a predicate,
-// KeepWaiting, a Waitable's Done) ends only the coroutine that waits: it goes
-// to the panic handler and to that coroutine's Err, and every other coroutine
-// stays where it was.
+// goroutine, bounded by a context. A panic in any function a wait calls (a
+// predicate, KeepWaiting, a Waitable's Done) ends only the coroutine that
+// waits: it goes to the panic handler and to that coroutine's Err, and every
+// other coroutine stays where it was.
 //
 // Each frame's coroutine pass runs after the delayed actions. It first
 // applies the stops and starts asked from other goroutines, then resumes the
@@ -79,8 +102,7 @@
 // scaled time and real time (each in due order), then those whose polled
 // wait is over (in yield order). Only polled waits cost anything in frames
 // where they do not resume; the others wait in heaps and lists. Yielding
-// allocates nothing. End-of-frame and fixed-update waits are left out: a loop
-// that needs them runs its own loom for each phase.
+// allocates nothing, and neither do the fixed steps and the end phase.
 //
 // [Coroutine.Stop] (or [Loom.StopCoroutine], [Loom.StopAllCoroutines], and
 // closing its [Scope] or the loom) ends a coroutine: its yield reports false,

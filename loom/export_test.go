@@ -4,7 +4,7 @@ package loom
 func (l *Loom) Stale() (stale, entries int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.stale, l.delayed.Len()
+	return l.timers.stale, l.timers.heap.Len()
 }
 
 // BufferCaps returns the capacities of l's action buffers. It must be called

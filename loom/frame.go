@@ -9,11 +9,13 @@ import (
 )
 
 // Update runs one frame, its time read from the real clock (time.Now, which
-// testing/synctest fakes). In order, it runs: the actions posted before the
-// frame began (and those carried over from a frame that ran out of budget),
-// in the order they were posted; the delayed actions due at the frame's
-// time, in due order and, when due together, in the order they were posted;
-// then the coroutines (see the package documentation). Callbacks run with no
+// testing/synctest fakes). In order, it runs: the end phase of the previous
+// frame, if the loop did not call EndFrame; the fixed steps (see
+// WithFixedStep); the actions posted before the frame began (and those
+// carried over from a frame that ran out of budget), in the order they were
+// posted; the delayed actions due at the frame's time, in due order and,
+// when due together, in the order they were posted; then the coroutines (see
+// the package documentation). Callbacks run with no
 // lock held. A panic in one is recovered and given to the panic handler, and
 // the frame goes on.
 //
@@ -61,7 +63,7 @@ func (l *Loom) update(dt time.Duration) {
 	cfg := l.cfg
 	l.takePostedLocked()
 	lastSeq := l.seq // delayed actions posted from now on wait for the next frame
-	delayed := l.delayed.Len() > 0
+	delayed := l.timers.heap.Len() > 0 || l.scaledTimers.heap.Len() > 0
 	l.signaled = false
 	starts, stops, scopes, stopAll := l.takeCoroutineRequestsLocked()
 	l.mu.Unlock()
@@ -69,7 +71,9 @@ func (l *Loom) update(dt time.Duration) {
 	if trace.IsEnabled() {
 		defer trace.StartRegion(context.Background(), cfg.region).End()
 	}
+	l.endOfFrame() // the previous frame's, if the loop did not call EndFrame
 	l.advanceTime(now)
+	steps := l.fixedSteps(&cfg)
 	// Each phase has its own budget, so that a flood of posts cannot starve
 	// the timers, nor a flood of timers the posts.
 	actions := budget{cfg: cfg, start: start}
@@ -82,6 +86,7 @@ func (l *Loom) update(dt time.Duration) {
 
 	fs := FrameStats{
 		Frame:       l.Frame(),
+		FixedSteps:  steps,
 		Duration:    time.Since(start),
 		Actions:     actions.ran,
 		Delayed:     timers.ran,
@@ -89,7 +94,7 @@ func (l *Loom) update(dt time.Duration) {
 		Coroutines:  len(l.co.live),
 	}
 	l.mu.Lock()
-	fs.Pending = l.delayed.Len() - l.stale
+	fs.Pending = l.timers.pending() + l.scaledTimers.pending()
 	l.last = fs
 	l.mu.Unlock()
 	if cfg.observe != nil {
@@ -101,6 +106,7 @@ func (l *Loom) update(dt time.Duration) {
 // WithFrameObserver.
 type FrameStats struct {
 	Frame       int64         // the frame's number (Loom.Frame)
+	FixedSteps  int           // fixed steps run (see WithFixedStep)
 	Duration    time.Duration // how long the frame's work took
 	Actions     int           // posted actions run
 	Delayed     int           // delayed actions run
@@ -239,17 +245,24 @@ func (l *Loom) runActions(b *budget, onPanic func(*PanicError)) {
 	}
 }
 
-// runDelayed runs the delayed actions due at now that were scheduled before
-// the frame began (sequence numbers up to lastSeq).
+// runDelayed runs the delayed actions due in the frame that were scheduled
+// before it began (sequence numbers up to lastSeq): those due on unscaled
+// time (now), then those due on scaled time, each in due order.
 func (l *Loom) runDelayed(b *budget, now int64, lastSeq uint64, onPanic func(*PanicError)) {
+	l.runDue(&l.timers, b, now, lastSeq, onPanic)
+	l.runDue(&l.scaledTimers, b, l.scaledNow(), lastSeq, onPanic)
+}
+
+// runDue runs the timers of ts due at now, within the budget.
+func (l *Loom) runDue(ts *timers, b *budget, now int64, lastSeq uint64, onPanic func(*PanicError)) {
 	for !b.spent() {
 		l.mu.Lock()
-		e := l.topLocked()
+		e := ts.top()
 		if e == nil || e.Due > now || e.Seq > lastSeq {
 			l.mu.Unlock()
 			return
 		}
-		t := l.delayed.Pop()
+		t := ts.heap.Pop()
 		t.seq = 0
 		t.leaveScopeLocked()
 		f := t.f

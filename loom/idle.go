@@ -26,10 +26,21 @@ func (l *Loom) Idle() Idle {
 	defer l.mu.Unlock()
 	i := Idle{Now: len(l.posted) > 0 || l.next < len(l.batch) ||
 		len(l.incoming) > 0 || len(l.stopping) > 0 || len(l.closing) > 0 || l.stopAll}
-	if e := l.topLocked(); e != nil {
-		i.Timed = true
-		i.Delay = time.Duration(e.Due - l.nowLocked())
+	if e := l.timers.top(); e != nil {
+		i.timed(time.Duration(e.Due - l.nowLocked()))
+	}
+	if scale := l.TimeScale(); scale > 0 {
+		if e := l.scaledTimers.top(); e != nil {
+			i.timed(time.Duration(float64(e.Due-l.scaledNow()) / scale))
+		}
 	}
 	l.co.idle(l, &i)
 	return i
+}
+
+// timed records a timed wait due in d, if it is the earliest so far.
+func (i *Idle) timed(d time.Duration) {
+	if !i.Timed || d < i.Delay {
+		i.Timed, i.Delay = true, d
+	}
 }

@@ -28,6 +28,8 @@ const (
 	waitCustom
 	waitAll // a *multi: every member done
 	waitAny // a *multi: one member done
+	waitFixedUpdate
+	waitEndOfFrame
 )
 
 // A KeepWaiter is a custom instruction, polled once per frame: the coroutine
@@ -234,6 +236,10 @@ func (in Instruction) String() string {
 		return fmt.Sprintf("WaitAll(%d members)", len(in.ref.(*multi).ws))
 	case waitAny:
 		return fmt.Sprintf("WaitAny(%d members)", len(in.ref.(*multi).ws))
+	case waitFixedUpdate:
+		return "WaitForFixedUpdate"
+	case waitEndOfFrame:
+		return "WaitForEndOfFrame"
 	}
 	return "NextFrame"
 }

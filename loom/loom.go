@@ -7,7 +7,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/taskqueue-go/taskqueue/internal/delayheap"
 	"github.com/taskqueue-go/taskqueue/internal/goid"
 	"github.com/taskqueue-go/taskqueue/scheduler"
 )
@@ -43,21 +42,21 @@ type Loom struct {
 	manual bool          // the clock moves only with UpdateDelta (ManualClock)
 	owner  atomic.Uint64 // the ID (see internal/goid) of the goroutine that runs frames; 0 until bound
 
-	mu       sync.Mutex // guards the fields below
-	cfg      config
-	posted   []action               // posted since the last frame began
-	delayed  delayheap.Heap[*Timer] // keyed by unscaled loom time
-	stale    int                    // entries of delayed left by stopped or rescheduled timers
-	seq      uint64                 // orders delayed actions and waits that fall due together
-	closed   bool
-	clock    int64                // unscaled loom time of the latest frame, in ns
-	signaled bool                 // a wake-up went out for posts no frame has taken yet
-	wakeCh   chan struct{}        // made by Wake
-	bg       *scheduler.Scheduler // the background runner, made by the first RunAsync
-	incoming []*Coroutine         // coroutines started from other goroutines
-	stopping []*Coroutine         // coroutines stopped from other goroutines
-	closing  []*Scope             // scopes closed from other goroutines
-	stopAll  bool                 // StopAllCoroutines was called from another goroutine
+	mu           sync.Mutex // guards the fields below
+	cfg          config
+	posted       []action // posted since the last frame began
+	timers       timers   // PostAfter's and PostAt's, keyed by unscaled loom time
+	scaledTimers timers   // PostAfterScaled's, keyed by scaled loom time
+	seq          uint64   // orders delayed actions and waits that fall due together
+	closed       bool
+	clock        int64                // unscaled loom time of the latest frame, in ns
+	signaled     bool                 // a wake-up went out for posts no frame has taken yet
+	wakeCh       chan struct{}        // made by Wake
+	bg           *scheduler.Scheduler // the background runner, made by the first RunAsync
+	incoming     []*Coroutine         // coroutines started from other goroutines
+	stopping     []*Coroutine         // coroutines stopped from other goroutines
+	closing      []*Scope             // scopes closed from other goroutines
+	stopAll      bool                 // StopAllCoroutines was called from another goroutine
 
 	updating atomic.Bool // a frame is running
 	frame    atomic.Int64
@@ -68,18 +67,21 @@ type Loom struct {
 	scale    atomic.Uint64 // the time scale, as float64 bits
 
 	// Owned by the goroutine that runs frames:
-	batch []action   // the actions of the current frame, and those carried over
-	next  int        // index in batch of the first action not yet run
-	peak  int        // about the most actions a recent frame had to run (halves each frame)
-	last  FrameStats // the last frame's; under mu
-	co    coroutines
+	batch      []action   // the actions of the current frame, and those carried over
+	next       int        // index in batch of the first action not yet run
+	peak       int        // about the most actions a recent frame had to run (halves each frame)
+	last       FrameStats // the last frame's; under mu
+	fixedAcc   int64      // scaled time fed to the fixed steps and not used yet, ns
+	endedFrame int64      // the last frame whose end phase ran
+	co         coroutines
 }
 
 // New returns a Loom configured by opts. Its clock starts now.
 func New(opts ...Option) *Loom {
 	l := &Loom{
-		epoch: time.Now(),
-		cfg:   defaultConfig(),
+		epoch:      time.Now(),
+		cfg:        defaultConfig(),
+		endedFrame: -1, // frame 0, before the first Update, has an end phase too
 	}
 	l.scale.Store(math.Float64bits(1))
 	for _, o := range opts {
@@ -224,14 +226,8 @@ func (l *Loom) Close() {
 	cfg := l.cfg
 	l.takePostedLocked()
 	queued, _, _, _ := l.takeCoroutineRequestsLocked()
-	for l.delayed.Len() > 0 {
-		if e := l.delayed.Top(); live(e) {
-			e.V.seq, e.V.err = 0, ErrClosed
-			e.V.leaveScopeLocked()
-		}
-		l.delayed.Pop()
-	}
-	l.stale = 0
+	l.timers.closeAll()
+	l.scaledTimers.closeAll()
 	bg := l.bg
 	l.mu.Unlock()
 

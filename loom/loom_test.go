@@ -528,7 +528,10 @@ func TestOptionPanics(t *testing.T) {
 		{func() { loom.WithBudget(-1, 0) }, "loom: WithBudget(-1, 0s): limits must not be negative"},
 		{func() { loom.WithBackgroundLimit(0) }, "loom: WithBackgroundLimit(0): limit must be positive"},
 		{func() { l.Post(nil) }, "loom: Post(nil)"},
-		{func() { l.PostAfter(0, nil) }, "loom: PostAfter or PostAt with a nil function"},
+		{func() { l.PostAfter(0, nil) }, "loom: PostAfter with a nil function"},
+		{func() { l.PostAt(time.Now(), nil) }, "loom: PostAt with a nil function"},
+		{func() { l.PostAfterScaled(0, nil) }, "loom: PostAfterScaled with a nil function"},
+		{func() { l.NewScope().PostAfterScaled(0, nil) }, "loom: PostAfterScaled with a nil function"},
 		{func() { l.PostAt(time.Time{}, func() {}) }, "loom: PostAt with the zero time"},
 		{func() { l.RunAsync(nil) }, "loom: RunAsync(nil)"},
 	} {

@@ -18,14 +18,16 @@ func (f optionFunc) apply(c *config) { f(c) }
 // config is a Loom's configuration, guarded by the Loom's mutex; a frame
 // works on a copy taken when it begins.
 type config struct {
-	onPanic     func(*PanicError) // never nil: handler, with the loom's name set as the panic's Source
-	handler     func(*PanicError) // WithPanicHandler's; nil: logPanic
-	name        string            // WithName
-	region      string            // the trace region of a frame: "loom frame", with the name
-	observe     func(FrameStats)  // WithFrameObserver; nil: none
-	wake        func()            // nil: none
-	maxActions  int               // 0: no limit
-	maxTime     time.Duration     // 0: no limit
+	onPanic     func(*PanicError)   // never nil: handler, with the loom's name set as the panic's Source
+	handler     func(*PanicError)   // WithPanicHandler's; nil: logPanic
+	name        string              // WithName
+	region      string              // the trace region of a frame: "loom frame", with the name
+	observe     func(FrameStats)    // WithFrameObserver; nil: none
+	wake        func()              // nil: none
+	fixedDT     time.Duration       // WithFixedStep; 0: no fixed steps
+	fixedStep   func(time.Duration) // WithFixedStep; nil: none
+	maxActions  int                 // 0: no limit
+	maxTime     time.Duration       // 0: no limit
 	bgLimit     int
 	ownedByNew  bool // New binds the Loom to its caller
 	manual      bool // the clock moves only with UpdateDelta

@@ -6,18 +6,21 @@ import (
 	"github.com/taskqueue-go/taskqueue/internal/delayheap"
 )
 
-// A Timer is a delayed action, made by PostAfter or PostAt. It runs once, in
-// the delayed-action phase of the first frame whose unscaled time is at or
-// past its due time, unless it is stopped first. Timers count on unscaled
-// time: pausing the time scale does not hold them back.
+// A Timer is a delayed action, made by PostAfter, PostAt or PostAfterScaled.
+// It runs once, in the delayed-action phase of the first frame whose time is
+// at or past its due time, unless it is stopped first. Timers of PostAfter
+// and PostAt count on unscaled time, which pausing the time scale does not
+// hold back; those of PostAfterScaled count on scaled time (Loom.Time), as
+// game logic does, and a time scale of 0 holds them back.
 //
 // A Timer is safe for use by multiple goroutines. Rescheduling an existing
 // timer with Reset costs no allocation.
 type Timer struct {
-	l     *Loom
-	f     func()
-	scope *Scope // nil for the Loom's own timers
-	// seq is the sequence number of t's entry in l.delayed while t waits,
+	l      *Loom
+	f      func()
+	scope  *Scope // nil for the Loom's own timers
+	scaled bool   // it counts on scaled time
+	// seq is the sequence number of t's entry in its heap while t waits,
 	// and 0 otherwise. An entry whose seq differs from its timer's is stale:
 	// the timer was stopped or rescheduled, and the entry is skipped.
 	seq uint64 // under l.mu
@@ -29,11 +32,77 @@ func (t *Timer) waiting() bool { return t.seq != 0 }
 // live reports whether a heap entry is its timer's current one.
 func live(e *delayheap.Entry[*Timer]) bool { return e.Seq == e.V.seq }
 
+// timers is a heap of timers on one clock, keyed by due time in
+// nanoseconds, with the count of its stale entries. It is guarded by the
+// loom's mutex.
+type timers struct {
+	heap  delayheap.Heap[*Timer]
+	stale int // entries left by stopped or rescheduled timers
+}
+
+// pending returns the number of timers waiting in ts.
+func (ts *timers) pending() int { return ts.heap.Len() - ts.stale }
+
+// forget leaves t's entry stale, once t was stopped or rescheduled.
+func (ts *timers) forget() {
+	ts.stale++
+	if ts.stale > 64 && ts.stale > ts.heap.Len()/2 {
+		// Stale entries are the majority: drop them, so that the heap stays
+		// within twice the live timers and stopping costs O(1) amortized.
+		ts.heap.Filter(live)
+		ts.stale = 0
+	}
+}
+
+// top drops stale entries from the top of ts and returns the earliest live
+// one, or nil.
+func (ts *timers) top() *delayheap.Entry[*Timer] {
+	for ts.heap.Len() > 0 {
+		if e := ts.heap.Top(); live(e) {
+			return e
+		}
+		ts.heap.Pop()
+		ts.stale--
+	}
+	return nil
+}
+
+// closeAll ends every waiting timer of ts with ErrClosed and empties it.
+func (ts *timers) closeAll() {
+	for ts.heap.Len() > 0 {
+		if e := ts.heap.Top(); live(e) {
+			e.V.seq, e.V.err = 0, ErrClosed
+			e.V.leaveScopeLocked()
+		}
+		ts.heap.Pop()
+	}
+	ts.stale = 0
+}
+
+// timersOf returns the heap of t's clock.
+func (l *Loom) timersOf(t *Timer) *timers {
+	if t.scaled {
+		return &l.scaledTimers
+	}
+	return &l.timers
+}
+
 // PostAfter queues f to run in the first frame at least d after now on l's
 // clock (see Now); with d <= 0, in the next frame. It never blocks. If l is
 // closed, the returned Timer never runs and its Err reports ErrClosed.
 func (l *Loom) PostAfter(d time.Duration, f func()) *Timer {
-	return l.postAt(nil, d, time.Time{}, f)
+	return l.postAt(nil, "PostAfter", d, time.Time{}, false, f)
+}
+
+// PostAfterScaled queues f to run in the first frame whose scaled time (see
+// Time) is at least d past the current frame's; with d <= 0, in the next
+// frame. Scaled time moves only from frame to frame, at the rate of the time
+// scale: a time scale of 0 holds f back, 2 brings it twice as soon. This is
+// how the delayed actions of Unity's Loom helper count; PostAfter counts on
+// unscaled time. It never blocks. If l is closed, the returned Timer never
+// runs and its Err reports ErrClosed.
+func (l *Loom) PostAfterScaled(d time.Duration, f func()) *Timer {
+	return l.postAt(nil, "PostAfterScaled", d, time.Time{}, true, f)
 }
 
 // PostAt queues f to run in the first frame whose time, on l's clock, is at
@@ -42,83 +111,64 @@ func (l *Loom) PostAt(at time.Time, f func()) *Timer {
 	if at.IsZero() {
 		panic("loom: PostAt with the zero time")
 	}
-	return l.postAt(nil, 0, at, f)
+	return l.postAt(nil, "PostAt", 0, at, false, f)
 }
 
-// postAt makes a timer of scope s due after d, or at at if at is not zero.
-func (l *Loom) postAt(s *Scope, d time.Duration, at time.Time, f func()) *Timer {
+// postAt makes a timer of scope s due after d, or at at if at is not zero,
+// on scaled time if scaled; call names the API, for its panic.
+func (l *Loom) postAt(s *Scope, call string, d time.Duration, at time.Time, scaled bool, f func()) *Timer {
 	if f == nil {
-		panic("loom: PostAfter or PostAt with a nil function")
+		panic("loom: " + call + " with a nil function")
 	}
-	t := &Timer{l: l, f: f, scope: s}
+	t := &Timer{l: l, f: f, scope: s, scaled: scaled}
 	l.mu.Lock()
 	if l.closed || (s != nil && s.closed.Load()) {
 		t.err = ErrClosed
 		l.mu.Unlock()
 		return t
 	}
-	wake := l.scheduleLocked(t, l.dueLocked(d, at))
+	wake := l.scheduleLocked(t, l.dueLocked(t, d, at))
 	l.mu.Unlock()
 	wake.send()
 	return t
 }
 
-// dueLocked returns the loom time d from now, or of the instant at.
-func (l *Loom) dueLocked(d time.Duration, at time.Time) int64 {
-	if !at.IsZero() {
+// dueLocked returns the time on t's clock d from now, or of the instant at.
+func (l *Loom) dueLocked(t *Timer, d time.Duration, at time.Time) int64 {
+	switch {
+	case !at.IsZero():
 		return int64(at.Sub(l.epoch))
+	case t.scaled:
+		return l.scaledNow() + max(int64(d), 0)
 	}
 	return l.nowLocked() + max(int64(d), 0)
 }
 
-// scheduleLocked puts t in the heap due at due, leaving its earlier entry
+// scheduleLocked puts t in its heap due at due, leaving its earlier entry
 // stale if it had one, and returns the wake-up to send if t is now the
-// earliest.
+// earliest of its heap.
 func (l *Loom) scheduleLocked(t *Timer, due int64) wakeup {
+	ts := l.timersOf(t)
 	if t.waiting() {
-		l.stale++
+		t.seq = 0 // its entry is stale from now on
+		ts.forget()
 	} else if t.scope != nil {
 		t.scope.timers[t] = struct{}{}
 	}
 	l.seq++
 	t.seq = l.seq
-	l.delayed.Push(due, l.seq, t)
-	l.compactLocked()
-	if top := l.delayed.Top(); top.V == t && live(top) {
+	ts.heap.Push(due, l.seq, t)
+	if top := ts.heap.Top(); top.V == t && live(top) {
 		return l.wakeLocked()
 	}
 	return wakeup{}
 }
 
-// unscheduleLocked takes t out of the heap, leaving its entry stale.
+// unscheduleLocked takes t out of its heap, leaving its entry stale.
 func (l *Loom) unscheduleLocked(t *Timer) {
 	t.seq = 0
 	t.leaveScopeLocked()
-	l.stale++
-	l.compactLocked()
-}
-
-// compactLocked drops the stale entries once they are the majority, so that
-// the heap stays within twice the live timers and stopping costs O(1)
-// amortized.
-func (l *Loom) compactLocked() {
-	if l.stale > 64 && l.stale > l.delayed.Len()/2 {
-		l.delayed.Filter(live)
-		l.stale = 0
-	}
-}
-
-// topLocked drops stale entries from the top of the heap and returns the
-// earliest live one, or nil.
-func (l *Loom) topLocked() *delayheap.Entry[*Timer] {
-	for l.delayed.Len() > 0 {
-		if e := l.delayed.Top(); live(e) {
-			return e
-		}
-		l.delayed.Pop()
-		l.stale--
-	}
-	return nil
+	l.timersOf(t).forget()
 }
 
 // leaveScopeLocked forgets t in its scope, once it left the heap.
@@ -140,7 +190,8 @@ func (t *Timer) Stop() bool {
 	return true
 }
 
-// Reset makes t run d from now on its loom's clock, whether it is waiting,
+// Reset makes t run d from now on its clock (unscaled, or scaled for a timer
+// of PostAfterScaled), whether it is waiting,
 // has run or was stopped, and reports whether it was waiting. A timer reset
 // while it runs runs again in a later frame. After its loom or scope closed,
 // Reset does nothing and reports false.
@@ -152,7 +203,7 @@ func (t *Timer) Reset(d time.Duration) bool {
 		return false
 	}
 	waiting := t.waiting()
-	wake := l.scheduleLocked(t, l.dueLocked(d, time.Time{}))
+	wake := l.scheduleLocked(t, l.dueLocked(t, d, time.Time{}))
 	l.mu.Unlock()
 	wake.send()
 	return waiting

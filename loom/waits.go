@@ -18,23 +18,28 @@ import (
 //	a coroutine of this loom    the waiters list of that coroutine
 //	until, while, custom,       polled, a list in yield order, the only
 //	a foreign Waitable          waits that cost something every frame
+//	the next fixed step         fixed, a list in yield order
+//	the end of the frame        endOfFrame, a list in yield order
 //
 // Ended coroutines are skipped where they are found: a heap entry is live
 // only while its sequence number is its coroutine's waitSeq, and the lists
 // check. A coroutine resumes at most once per frame, and never in the frame
-// in which it yielded: each remembers that frame.
+// in which it yielded (each remembers that frame), but for the waits of a
+// fixed step or of the end of the frame, which are phases of their own.
 type coroutines struct {
 	ids atomic.Uint64
 
-	live   []*Coroutine // started and not ended
-	ready  []*Coroutine
-	frames delayheap.Heap[*Coroutine]
-	scaled delayheap.Heap[*Coroutine]
-	real   delayheap.Heap[*Coroutine]
-	polled []*Coroutine
-	spare  []*Coroutine // the other buffer of ready and polled
-	queue  []*Coroutine // the current pass's coroutines to resume, in order
-	seq    uint64       // orders heap entries
+	live       []*Coroutine // started and not ended
+	ready      []*Coroutine
+	frames     delayheap.Heap[*Coroutine]
+	scaled     delayheap.Heap[*Coroutine]
+	real       delayheap.Heap[*Coroutine]
+	polled     []*Coroutine
+	fixed      phase        // waiting for the next fixed step
+	endOfFrame phase        // waiting for the frame's end phase
+	spare      []*Coroutine // the other buffer of ready and polled
+	queue      []*Coroutine // the current pass's coroutines to resume, in order
+	seq        uint64       // orders heap entries
 
 	current atomic.Pointer[Coroutine] // the coroutine whose body runs now; read by OnLoop
 	pass    int64                     // the frame of the current pass
@@ -62,6 +67,19 @@ func (co *coroutines) schedule(l *Loom, c *Coroutine, in Instruction) {
 		}
 	case waitUntil, waitWhile, waitCustom, waitAll, waitAny:
 		co.polled = append(co.polled, c)
+		return
+	case waitFixedUpdate:
+		l.mu.Lock()
+		stepped := l.cfg.fixedDT > 0
+		l.mu.Unlock()
+		if !stepped {
+			l.fail(c, noFixedStep(c))
+			return
+		}
+		co.fixed.add(c)
+		return
+	case waitEndOfFrame:
+		co.endOfFrame.add(c)
 		return
 	case waitFor:
 		if w, ok := in.ref.(interface{ coroutine() *Coroutine }); ok && w.coroutine().l == l {
@@ -252,20 +270,15 @@ func (l *Loom) scaledNow() int64 { return l.scaled.Load() }
 
 // idle adds the coroutines' waits to i.
 func (co *coroutines) idle(l *Loom, i *Idle) {
-	if len(co.ready) > 0 || len(co.polled) > 0 || co.frames.Len() > 0 {
+	if len(co.ready) > 0 || len(co.polled) > 0 || co.frames.Len() > 0 || len(co.fixed.waiting) > 0 || len(co.endOfFrame.waiting) > 0 {
 		i.Frames = true
 	}
-	timed := func(d time.Duration) {
-		if !i.Timed || d < i.Delay {
-			i.Timed, i.Delay = true, d
-		}
-	}
 	if e := co.top(&co.real); e != nil {
-		timed(time.Duration(e.Due - int64(l.UnscaledTime())))
+		i.timed(time.Duration(e.Due - int64(l.UnscaledTime())))
 	}
 	if scale := l.TimeScale(); scale > 0 {
 		if e := co.top(&co.scaled); e != nil {
-			timed(time.Duration(float64(e.Due-l.scaledNow()) / scale))
+			i.timed(time.Duration(float64(e.Due-l.scaledNow()) / scale))
 		}
 	}
 }

@@ -1,0 +1,428 @@
+package loom_test
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/taskqueue-go/taskqueue/loom"
+)
+
+// TestFixedStepsFollowScaledTime checks how many fixed steps each frame runs:
+// one per whole step of scaled time, the remainder carried over, none while
+// the time scale is 0, and at most MaxFixedDelta's worth after a stall.
+func TestFixedStepsFollowScaledTime(t *testing.T) {
+	const dt = 20 * time.Millisecond
+	var steps []time.Duration
+	l := loom.New(loom.ManualClock(), loom.WithFixedStep(dt, func(d time.Duration) { steps = append(steps, d) }))
+	defer l.Close()
+	for _, c := range []struct {
+		name  string
+		scale float64
+		delta time.Duration
+		want  int
+	}{
+		{"a 50ms frame", 1, 50 * time.Millisecond, 2},   // 10ms left
+		{"a 10ms frame", 1, 10 * time.Millisecond, 1},   // 0 left
+		{"a 15ms frame", 1, 15 * time.Millisecond, 0},   // 15 left
+		{"paused", 0, time.Second, 0},                   // 15 left
+		{"double speed", 2, 25 * time.Millisecond, 3},   // 65ms: 5 left
+		{"a stall of 10s", 1, 10 * time.Second, 16},     // 5ms + 333.3ms: 16 steps
+		{"back to normal", 1, 20 * time.Millisecond, 1}, // 18.3 + 20
+		{"half speed", 0.5, 40 * time.Millisecond, 1},   // 18.3 + 20 - 20
+		{"a frame of no time", 1, 0, 0},                 // 18.3
+		{"just enough", 1, 1700 * time.Microsecond, 1},  // 20.0
+	} {
+		l.SetTimeScale(c.scale)
+		steps = steps[:0]
+		l.UpdateDelta(c.delta)
+		if len(steps) != c.want || l.LastFrame().FixedSteps != c.want {
+			t.Errorf("%s: %d steps (FixedSteps %d); want %d", c.name, len(steps), l.LastFrame().FixedSteps, c.want)
+		}
+		for _, d := range steps {
+			if d != dt {
+				t.Errorf("%s: step given %v; want %v", c.name, d, dt)
+			}
+		}
+	}
+}
+
+// TestWaitForFixedUpdateResumesAfterEachStep checks that a coroutine that
+// waits for fixed updates in a loop resumes once per step, after the step
+// function, several times in a frame that runs several steps; that one that
+// yields it from a frame's update resumes in a later frame's first step; and
+// that the steps come before the frame's posted actions.
+func TestWaitForFixedUpdateResumesAfterEachStep(t *testing.T) {
+	const dt = 10 * time.Millisecond
+	var log []string
+	step := 0
+	var l *loom.Loom
+	l = loom.New(loom.ManualClock(), loom.WithFixedStep(dt, func(time.Duration) {
+		step++
+		log = append(log, fmt.Sprintf("%d:step %d", l.Frame(), step))
+	}))
+	defer l.Close()
+	note := func(s string) { log = append(log, fmt.Sprintf("%d:%s", l.Frame(), s)) }
+	l.Post(func() {
+		l.StartCoroutine(func(yield func(loom.Instruction) bool) {
+			for i := range 4 {
+				if !yield(loom.WaitForFixedUpdate()) {
+					return
+				}
+				note(fmt.Sprintf("physics %d after step %d", i, step))
+			}
+		})
+	})
+	l.UpdateDelta(5 * time.Millisecond) // frame 1: no step; the coroutine starts
+	l.Post(func() { note("action") })
+	l.UpdateDelta(25 * time.Millisecond) // frame 2: 30ms, three steps
+	l.UpdateDelta(10 * time.Millisecond) // frame 3: one step
+	want := []string{
+		"2:step 1", "2:physics 0 after step 1",
+		"2:step 2", "2:physics 1 after step 2",
+		"2:step 3", "2:physics 2 after step 3",
+		"2:action",
+		"3:step 4", "3:physics 3 after step 4",
+	}
+	if strings.Join(log, "\n") != strings.Join(want, "\n") {
+		t.Errorf("log:\n  %s\nwant:\n  %s", strings.Join(log, "\n  "), strings.Join(want, "\n  "))
+	}
+}
+
+// TestWaitForFixedUpdateWithoutSteps checks that the wait cannot hang in
+// silence: on a loom without fixed steps, or once the steps are removed, it
+// ends its coroutine with a *PanicError that names WithFixedStep, given to
+// the panic handler, and the other coroutines go on.
+func TestWaitForFixedUpdateWithoutSteps(t *testing.T) {
+	l, panics := panicLoom(t)
+	deferred := false
+	c := l.StartCoroutine(func(yield func(loom.Instruction) bool) {
+		defer func() { deferred = true }()
+		yield(loom.WaitForFixedUpdate())
+	})
+	other := l.StartCoroutine(func(yield func(loom.Instruction) bool) { yield(loom.NextFrame()) })
+	update(t, l)
+	var pe *loom.PanicError
+	if !c.IsDone() || !errors.As(c.Err(), &pe) || !strings.Contains(fmt.Sprint(pe.Value), "WithFixedStep") {
+		t.Fatalf("the waiting coroutine: done %v, Err %v; want a *PanicError naming WithFixedStep", c.IsDone(), c.Err())
+	}
+	if !deferred || len(*panics) != 1 || (*panics)[0] != pe {
+		t.Errorf("defers ran %v, %d panics reported; want the defers run and the error reported once", deferred, len(*panics))
+	}
+	if !other.IsDone() || other.Err() != nil {
+		t.Errorf("the other coroutine: done %v, Err %v; want it ended normally", other.IsDone(), other.Err())
+	}
+
+	// Steps removed while a coroutine waits for one.
+	*panics = nil
+	l.Configure(loom.WithFixedStep(time.Hour, nil))
+	update(t, l)
+	c = l.StartCoroutine(func(yield func(loom.Instruction) bool) { yield(loom.WaitForFixedUpdate()) })
+	l.Configure(loom.WithFixedStep(0, nil))
+	update(t, l)
+	if !c.IsDone() || !errors.As(c.Err(), &pe) || len(*panics) != 1 {
+		t.Errorf("after the steps were removed: done %v, Err %v, %d panics; want it ended with a *PanicError, reported", c.IsDone(), c.Err(), len(*panics))
+	}
+}
+
+// TestEndOfFrame checks the end phase: EndFrame resumes, in yield order, the
+// coroutines that yielded WaitForEndOfFrame during the frame, after the
+// loop's rendering; a second EndFrame does nothing; one that yields it again
+// from the end phase resumes in the next frame's; and without EndFrame the
+// end phase runs as the next Update begins, before its fixed steps and
+// actions.
+func TestEndOfFrame(t *testing.T) {
+	var log []string
+	var l *loom.Loom
+	l = loom.New(loom.ManualClock(), loom.OwnedByCaller(), loom.WithFixedStep(time.Millisecond, func(time.Duration) {
+		log = append(log, fmt.Sprintf("%d:step", l.Frame()))
+	}))
+	defer l.Close()
+	note := func(s string) { log = append(log, fmt.Sprintf("%d:%s", l.Frame(), s)) }
+	for _, name := range []string{"a", "b"} {
+		l.StartCoroutine(func(yield func(loom.Instruction) bool) {
+			for yield(loom.NextFrame()) {
+				note(name + " update")
+				if !yield(loom.WaitForEndOfFrame()) {
+					return
+				}
+				note(name + " end")
+			}
+		})
+	}
+	l.StartCoroutine(func(yield func(loom.Instruction) bool) {
+		yield(loom.NextFrame())
+		yield(loom.WaitForEndOfFrame())
+		note("c end")
+		yield(loom.WaitForEndOfFrame())
+		note("c end again")
+	})
+
+	l.UpdateDelta(time.Millisecond)
+	note("render")
+	l.EndFrame()
+	l.EndFrame() // nothing left for frame 1
+	l.Post(func() { note("action") })
+	l.UpdateDelta(time.Millisecond) // frame 2; the loop skips EndFrame
+	note("render")
+	l.UpdateDelta(time.Millisecond) // frame 2's end phase first
+	want := []string{
+		"1:step", "1:a update", "1:b update",
+		"1:render", "1:a end", "1:b end", "1:c end",
+		"2:step", "2:action", "2:a update", "2:b update",
+		"2:render",
+		"2:c end again", "2:a end", "2:b end", // as frame 3 begins, in yield order
+		"3:step", "3:a update", "3:b update",
+	}
+	if strings.Join(log, "\n") != strings.Join(want, "\n") {
+		t.Errorf("log:\n  %s\nwant:\n  %s", strings.Join(log, "\n  "), strings.Join(want, "\n  "))
+	}
+}
+
+// TestEndFrameMisuse checks that EndFrame belongs to the loom's owner, outside
+// a frame, as Update does, and does nothing once the loom is closed.
+func TestEndFrameMisuse(t *testing.T) {
+	l := loom.New(loom.ManualClock(), loom.OwnedByCaller())
+	var inside string
+	l.Post(func() { inside = panicMessage(l.EndFrame) })
+	l.UpdateDelta(0)
+	if inside != "loom: Update called from inside a frame" {
+		t.Errorf("EndFrame inside a frame panicked with %q", inside)
+	}
+	other := make(chan string)
+	go func() { other <- panicMessage(l.EndFrame) }()
+	if got := <-other; got != "loom: Update called from a goroutine other than the loom's owner" {
+		t.Errorf("EndFrame from another goroutine panicked with %q", got)
+	}
+	c := l.StartCoroutine(func(yield func(loom.Instruction) bool) { yield(loom.WaitForEndOfFrame()) })
+	l.Close()
+	l.EndFrame()
+	if !errors.Is(c.Err(), loom.ErrClosed) {
+		t.Errorf("a coroutine waiting for the end of the frame when the loom closed: Err %v; want ErrClosed", c.Err())
+	}
+}
+
+// TestFixedStepPanics checks that a panicking step function goes to the
+// panic handler and the frame goes on with the next step.
+func TestFixedStepPanics(t *testing.T) {
+	n := 0
+	l, panics := panicLoom(t, loom.WithFixedStep(time.Millisecond, func(time.Duration) {
+		n++
+		panic("boom in a step")
+	}))
+	l.UpdateDelta(3 * time.Millisecond)
+	if n != 3 || len(*panics) != 3 {
+		t.Errorf("%d steps, %d panics; want 3 and 3", n, len(*panics))
+	}
+	for _, c := range []struct {
+		f    func()
+		want string
+	}{
+		{func() { loom.WithFixedStep(-time.Second, nil) }, "loom: WithFixedStep(-1s): the step must be positive"},
+		{func() { loom.WithFixedStep(0, func(time.Duration) {}) }, "loom: WithFixedStep(0s): the step must be positive"},
+	} {
+		if got := panicMessage(c.f); got != c.want {
+			t.Errorf("panicked with %q; want %q", got, c.want)
+		}
+	}
+}
+
+// TestScaledTimers checks PostAfterScaled: its timers count on scaled time,
+// so a time scale of 0 holds them back and 2 brings them twice as soon; they
+// run after the frame's unscaled timers; Reset and Stop work on them; Idle
+// reports when the next one is due; closing the loom or their scope ends
+// them with ErrClosed.
+func TestScaledTimers(t *testing.T) {
+	r := &recorder{}
+	l := loom.New(loom.ManualClock())
+	l.PostAfterScaled(100*time.Millisecond, r.note("scaled 100ms"))
+	l.PostAfter(100*time.Millisecond, r.note("unscaled 100ms"))
+	l.SetTimeScale(0)
+	l.UpdateDelta(time.Second)
+	r.expect(t, "paused", "unscaled 100ms")
+	if i := l.Idle(); i.Timed {
+		t.Errorf("Idle while paused = %+v; want no timed work", i)
+	}
+	l.SetTimeScale(2)
+	l.PostAfter(60*time.Millisecond, r.note("unscaled 60ms"))
+	if i := l.Idle(); !i.Timed || i.Delay != 50*time.Millisecond {
+		t.Errorf("Idle at double speed = %+v; want the scaled timer due in 50ms", i)
+	}
+	l.UpdateDelta(40 * time.Millisecond)
+	r.expect(t, "40ms at double speed")
+	l.UpdateDelta(20 * time.Millisecond) // 120ms of scaled time, 60ms unscaled
+	r.expect(t, "60ms at double speed", "unscaled 60ms", "scaled 100ms")
+
+	tm := l.PostAfterScaled(50*time.Millisecond, r.note("reset"))
+	if !tm.Reset(200 * time.Millisecond) {
+		t.Error("Reset of a waiting scaled timer reported false")
+	}
+	l.UpdateDelta(50 * time.Millisecond) // 100ms scaled
+	r.expect(t, "before the reset time")
+	l.UpdateDelta(50 * time.Millisecond) // 200ms scaled
+	r.expect(t, "at the reset time", "reset")
+	stopped := l.PostAfterScaled(0, r.note("stopped"))
+	if !stopped.Stop() || !stopped.IsDone() {
+		t.Error("Stop of a waiting scaled timer failed")
+	}
+	l.UpdateDelta(time.Second)
+	r.expect(t, "after Stop")
+
+	s := l.NewScope()
+	ofScope := s.PostAfterScaled(time.Second, r.note("of the scope"))
+	s.Close()
+	pending := l.PostAfterScaled(time.Second, r.note("pending at Close"))
+	if l.LastFrame().Pending != 0 {
+		t.Errorf("LastFrame().Pending = %d; want 0", l.LastFrame().Pending)
+	}
+	l.UpdateDelta(0)
+	if got := l.LastFrame().Pending; got != 1 {
+		t.Errorf("LastFrame().Pending = %d; want the one scaled timer", got)
+	}
+	l.Close()
+	r.expect(t, "after Close")
+	if !errors.Is(ofScope.Err(), loom.ErrClosed) || !errors.Is(pending.Err(), loom.ErrClosed) {
+		t.Errorf("Err of a scope's timer %v, of a pending one %v; want ErrClosed for both", ofScope.Err(), pending.Err())
+	}
+	if after := l.PostAfterScaled(0, r.note("after Close")); !errors.Is(after.Err(), loom.ErrClosed) {
+		t.Errorf("PostAfterScaled after Close: Err %v; want ErrClosed", after.Err())
+	}
+}
+
+// TestScaledTimersStale checks that scaled timers reset over and over leave
+// a bounded heap, as unscaled ones do.
+func TestScaledTimersStale(t *testing.T) {
+	l := loom.New(loom.ManualClock())
+	defer l.Close()
+	tm := l.PostAfterScaled(time.Hour, func() {})
+	for range 10_000 {
+		tm.Reset(time.Hour)
+	}
+	ran := false
+	tm2 := l.PostAfterScaled(time.Millisecond, func() { ran = true })
+	l.UpdateDelta(time.Millisecond)
+	if !ran || !tm2.IsDone() {
+		t.Error("a scaled timer behind 10,000 stale entries did not run")
+	}
+	if got := l.LastFrame().Pending; got != 1 {
+		t.Errorf("LastFrame().Pending = %d; want 1", got)
+	}
+}
+
+// TestPhasesAllocateNothing checks that a steady frame with fixed steps and
+// coroutines that wait for each step and for the end of each frame allocates
+// nothing.
+func TestPhasesAllocateNothing(t *testing.T) {
+	steps := 0
+	l := loom.New(loom.ManualClock(), loom.OwnedByCaller(), loom.WithFixedStep(time.Millisecond, func(time.Duration) { steps++ }))
+	defer l.Close()
+	resumes := 0
+	for _, in := range []loom.Instruction{loom.WaitForFixedUpdate(), loom.WaitForEndOfFrame()} {
+		l.StartCoroutine(func(yield func(loom.Instruction) bool) {
+			for yield(in) {
+				resumes++
+			}
+		})
+	}
+	frame := func() {
+		l.UpdateDelta(2 * time.Millisecond)
+		l.EndFrame()
+	}
+	for range 10 { // let the lists grow to their size
+		frame()
+	}
+	steps, resumes = 0, 0
+	if a := testing.AllocsPerRun(100, frame); a != 0 {
+		t.Errorf("a frame with two fixed steps and an end phase allocates %v times; want 0", a)
+	}
+	if steps != 2*101 || resumes != 3*101 {
+		t.Errorf("%d steps and %d resumes in 101 frames; want %d and %d", steps, resumes, 2*101, 3*101)
+	}
+}
+
+// TestPhasesModel drives a loom with random frame times, time scales, calls
+// of EndFrame or not, and coroutines that start and stop, and checks the
+// phases against a model: each frame runs the steps that the accumulated
+// scaled time pays for; a coroutine waiting for fixed updates resumes after
+// every step, one step after its yield, never twice for one; one waiting for
+// the end of the frame resumes in the end phase of its yield's frame, before
+// the next frame's steps.
+func TestPhasesModel(t *testing.T) {
+	const dt = 7 * time.Millisecond
+	for seed := range uint64(200) {
+		rng := rand.New(rand.NewPCG(seed, 11))
+		steps := 0
+		var observed int64 // the last frame whose update ended
+		l := loom.New(loom.ManualClock(), loom.OwnedByCaller(),
+			loom.WithFixedStep(dt, func(time.Duration) { steps++ }),
+			loom.WithFrameObserver(func(fs loom.FrameStats) { observed = fs.Frame }))
+		fail := func(format string, args ...any) {
+			t.Helper()
+			t.Fatalf("seed %d, frame %d: %s", seed, l.Frame(), fmt.Sprintf(format, args...))
+		}
+		var acc int64
+		var live []*loom.Coroutine
+		resumedAtEnd := 0
+		for range 200 {
+			switch rng.IntN(4) {
+			case 0: // a coroutine that waits for every step
+				live = append(live, l.StartCoroutine(func(yield func(loom.Instruction) bool) {
+					for {
+						at := steps
+						if !yield(loom.WaitForFixedUpdate()) {
+							return
+						}
+						if steps != at+1 {
+							fail("a fixed-update wait yielded after step %d resumed after step %d", at, steps)
+						}
+					}
+				}))
+			case 1: // a coroutine that waits for the end of every frame
+				live = append(live, l.StartCoroutine(func(yield func(loom.Instruction) bool) {
+					for yield(loom.NextFrame()) {
+						f := l.Frame()
+						if !yield(loom.WaitForEndOfFrame()) {
+							return
+						}
+						// After frame f's update, before frame f+1's clock moves.
+						if l.Frame() != f || observed != f {
+							fail("an end-of-frame wait of frame %d resumed in frame %d, after the update of frame %d", f, l.Frame(), observed)
+						}
+						resumedAtEnd++
+					}
+				}))
+			case 2:
+				if len(live) > 0 {
+					i := rng.IntN(len(live))
+					live[i].Stop()
+					live = slices.Delete(live, i, i+1)
+				}
+			}
+			scale := []float64{0, 0.5, 1, 1, 2}[rng.IntN(5)]
+			l.SetTimeScale(scale)
+			delta := time.Duration(rng.Int64N(int64(40 * time.Millisecond)))
+			if rng.IntN(50) == 0 {
+				delta = 2 * time.Second // a stall
+			}
+			before := steps
+			l.UpdateDelta(delta)
+			acc += min(int64(float64(delta)*scale), int64(loom.MaxFixedDelta))
+			want := int(acc / int64(dt))
+			acc %= int64(dt)
+			if got := steps - before; got != want || l.LastFrame().FixedSteps != want {
+				fail("%d steps (FixedSteps %d); the model wants %d", got, l.LastFrame().FixedSteps, want)
+			}
+			if rng.IntN(2) == 0 { // else the end phase runs as the next Update begins
+				l.EndFrame()
+			}
+		}
+		l.Close()
+		if resumedAtEnd == 0 {
+			t.Errorf("seed %d: no end-of-frame wait resumed: the model checked nothing", seed)
+		}
+	}
+}
