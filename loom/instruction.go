@@ -41,9 +41,17 @@ type KeepWaiter interface {
 }
 
 // Waitable is anything that reports its end by closing a channel, such as a
-// *Coroutine or a taskqueue.Handle.
+// *Coroutine or a taskqueue.Handle. A coroutine's WaitFor on a Waitable that
+// also has a method IsDone() bool, as those two and Off do, polls IsDone and
+// never calls Done, which spares the channel; IsDone must then report true
+// once the Done channel would be closed.
 type Waitable interface {
 	Done() <-chan struct{}
+}
+
+// doneReporter is a Waitable whose end the loom polls without a channel.
+type doneReporter interface {
+	IsDone() bool
 }
 
 // NextFrame resumes the coroutine in the next frame (Unity's yield return

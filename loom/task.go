@@ -2,6 +2,8 @@ package loom
 
 import (
 	"context"
+	"sync"
+	"sync/atomic"
 
 	"github.com/taskqueue-go/taskqueue/scheduler"
 )
@@ -80,9 +82,12 @@ type Goer interface {
 // An Off is the result of a function run off the frame by RunOff: a Waitable
 // that a coroutine yields WaitFor on, then reads with Result.
 type Off[T any] struct {
-	done chan struct{}
+	done atomic.Bool // val and err are set
 	val  T
 	err  error
+
+	mu sync.Mutex
+	ch chan struct{} // made by Done, for goroutines that wait
 }
 
 // RunOff runs f on q, off the loom's goroutine, and returns at once. A
@@ -99,9 +104,9 @@ func RunOff[T any](q Goer, f func() (T, error)) *Off[T] {
 	if f == nil {
 		panic("loom: RunOff(nil)")
 	}
-	o := &Off[T]{done: make(chan struct{})}
+	o := new(Off[T])
 	err := q.Go(func() {
-		defer close(o.done)
+		defer o.finish()
 		defer func() {
 			if v := recover(); v != nil {
 				o.err = scheduler.NewPanicError(v)
@@ -111,23 +116,37 @@ func RunOff[T any](q Goer, f func() (T, error)) *Off[T] {
 	})
 	if err != nil {
 		o.err = err
-		close(o.done)
+		o.finish()
 	}
 	return o
 }
 
-// Done returns a channel closed once f has returned.
-func (o *Off[T]) Done() <-chan struct{} { return o.done }
-
-// IsDone reports, without blocking, whether f has returned.
-func (o *Off[T]) IsDone() bool {
-	select {
-	case <-o.done:
-		return true
-	default:
-		return false
+// finish publishes the result, once val and err are set.
+func (o *Off[T]) finish() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.done.Store(true)
+	if o.ch != nil {
+		close(o.ch)
 	}
 }
+
+// Done returns a channel closed once f has returned. The channel is made by
+// the first call: a coroutine's WaitFor polls IsDone and makes none.
+func (o *Off[T]) Done() <-chan struct{} {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.ch == nil {
+		o.ch = make(chan struct{})
+		if o.done.Load() {
+			close(o.ch)
+		}
+	}
+	return o.ch
+}
+
+// IsDone reports, without blocking, whether f has returned.
+func (o *Off[T]) IsDone() bool { return o.done.Load() }
 
 // Result returns f's value and error once it has returned, and the zero T
 // and nil before. It does not block.

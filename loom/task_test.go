@@ -135,3 +135,53 @@ func testStartCoroutineContext(t *testing.T) {
 		t.Fatalf("with a done context: ran %v, Err %v", ran, d.Err())
 	}
 }
+
+// inlineGoer runs each function at once, on the caller's goroutine.
+type inlineGoer struct{}
+
+func (inlineGoer) Go(f func()) error { f(); return nil }
+
+// TestRunOffAllocations checks the cost of a round trip off the frame: the
+// result and the function handed to the queue, two allocations, and none
+// for the wait (WaitFor polls IsDone and makes no channel), nor for a Done
+// channel that nobody asked for.
+func TestRunOffAllocations(t *testing.T) {
+	l, _ := panicLoom(t)
+	rounds := 0
+	l.StartCoroutine(func(y func(loom.Instruction) bool) {
+		for {
+			off := loom.RunOff(inlineGoer{}, func() (int, error) { return 1, nil })
+			if !y(loom.WaitFor(off)) {
+				return
+			}
+			if v, err := off.Result(); v != 1 || err != nil {
+				t.Errorf("Result() = %v, %v; want 1, nil", v, err)
+			}
+			rounds++
+		}
+	})
+	update(t, l)
+	if a := testing.AllocsPerRun(100, func() { update(t, l) }); a > 2 {
+		t.Errorf("a round trip allocates %v times; want at most 2", a)
+	}
+	if rounds != 102 {
+		t.Errorf("%d rounds in 102 frames; want one a frame", rounds)
+	}
+
+	// A goroutine that waits on Done gets a channel, closed or not yet.
+	off := loom.RunOff(inlineGoer{}, func() (int, error) { return 2, nil })
+	select {
+	case <-off.Done():
+	default:
+		t.Error("Done of a finished Off is not closed")
+	}
+	gate := make(chan struct{})
+	var g goPool
+	late := loom.RunOff(g, func() (int, error) { <-gate; return 3, nil })
+	ch := late.Done()
+	close(gate)
+	<-ch
+	if v, _ := late.Result(); v != 3 || !late.IsDone() {
+		t.Errorf("after Done: Result %v, IsDone %v", v, late.IsDone())
+	}
+}

@@ -89,6 +89,10 @@ func (co *coroutines) schedule(l *Loom, c *Coroutine, in Instruction) {
 				return
 			}
 		} else {
+			if _, ok := in.ref.(doneReporter); ok {
+				co.polled = append(co.polled, c)
+				return
+			}
 			w := in.ref.(Waitable)
 			if p := protect(func() { c.waitCh = w.Done() }); p != nil {
 				l.fail(c, p)
@@ -178,6 +182,9 @@ func (c *Coroutine) pollReady() bool {
 	case waitAll, waitAny:
 		return c.wait.ref.(*multi).ready(c.wait.kind)
 	case waitFor:
+		if d, ok := c.wait.ref.(doneReporter); ok {
+			return d.IsDone()
+		}
 		select {
 		case <-c.waitCh:
 			return true
