@@ -185,3 +185,41 @@ func TestRunOffAllocations(t *testing.T) {
 		t.Errorf("after Done: Result %v, IsDone %v", v, late.IsDone())
 	}
 }
+
+// TestTaskAwaitAllocatesNothing checks that awaiting a typed coroutine costs
+// no allocation: in the frame in which a task ends, the coroutine that waits
+// for it resumes in the same pass and reads its result, with nothing
+// allocated by the end, the wake-up, the resume or Result.
+func TestTaskAwaitAllocatesNothing(t *testing.T) {
+	l, _ := panicLoom(t)
+	const pairs = 101 // AllocsPerRun's warm-up run and its 100
+	release := make([]bool, pairs)
+	got := 0
+	for i := range pairs {
+		task := loom.StartTask(l, func(y func(loom.Instruction) bool) (int, error) {
+			y(loom.WaitUntil(func() bool { return release[i] }))
+			return i, nil
+		})
+		l.StartCoroutine(func(y func(loom.Instruction) bool) {
+			if !y(loom.WaitFor(task)) {
+				return
+			}
+			if v, err := task.Result(); v == i && err == nil {
+				got++
+			}
+		})
+	}
+	update(t, l)
+	next := 0
+	a := testing.AllocsPerRun(100, func() {
+		release[next] = true
+		next++
+		update(t, l)
+	})
+	if a != 0 {
+		t.Errorf("a frame in which a task ends and its awaiter resumes allocates %v times; want 0", a)
+	}
+	if got != pairs {
+		t.Errorf("%d awaiters read their task's result; want %d", got, pairs)
+	}
+}
