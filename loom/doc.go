@@ -112,6 +112,13 @@
 // coroutines waiting for it resume. [Loom.Coroutines] lists the live
 // coroutines and what they wait for, to hunt those that never end.
 //
+// # Progress
+//
+// A [Progress] carries how far a long piece of work has gone, from the
+// goroutine that does it to the frames that show it: workers add to it, a
+// coroutine reads [Progress.Fraction] each frame, or waits with
+// WaitUntil(p.Finished), and neither side takes a lock.
+//
 // # Scopes and background work
 //
 // A [Scope] groups the actions, timers and coroutines of one owner, such as a

@@ -3,7 +3,8 @@
 // concurrent queue renders tiles, each finished tile is applied to the frame
 // buffer on the main thread by the main-thread loom (a few per frame, under a
 // frame budget), a coroutine runs the phases and draws the progress every
-// frame, and a serial queue writes the file.
+// frame from two loom.Progress values (tiles rendered, reported by the
+// workers; tiles applied), and a serial queue writes the file.
 //
 //	go run ./examples/mandelbrot                # writes mandelbrot.png here
 //	go run ./examples/mandelbrot -size 1920x1080 -iter 2000 -o big.png

@@ -28,21 +28,23 @@ type config struct {
 	out           string // the PNG file
 }
 
-// renderer holds one rendering. The frame buffer and the counters are
-// touched only on the main thread, by loom actions and coroutines, so they
-// need no lock; the workers only read cfg and write their own tiles.
+// renderer holds one rendering. The frame buffer is touched only on the
+// main thread, by loom actions and coroutines, so it needs no lock; the
+// workers only read cfg, write their own tiles and report through rendered,
+// which the frames read without a lock.
 type renderer struct {
 	cfg      config
 	l        *loom.Loom
 	workers  *taskqueue.Queue // renders tiles
 	writer   *taskqueue.Queue // encodes and writes the file
 	status   io.Writer
-	terminal bool // draw the progress bar in place
+	terminal bool          // draw the progress bar in place
+	rendered loom.Progress // tiles rendered, reported by the workers
+	applied  loom.Progress // tiles in the frame buffer, counted on the main thread
 
 	// Main thread only:
 	img       *image.RGBA
 	rects     []image.Rectangle
-	applied   int
 	start     time.Time
 	lastTenth int   // the last 10% step printed, when not on a terminal
 	err       error // why the rendering failed
@@ -96,17 +98,20 @@ func (r *renderer) phases(ctx context.Context, yield func(loom.Instruction) bool
 	r.start = time.Now()
 	r.img = image.NewRGBA(image.Rect(0, 0, r.cfg.width, r.cfg.height))
 	r.rects = fractal.Tiles(r.cfg.width, r.cfg.height, r.cfg.tile)
+	r.rendered.SetTotal(len(r.rects))
+	r.applied.SetTotal(len(r.rects))
 	r.l.StartCoroutine(r.progress)
 
 	for _, rect := range r.rects {
 		if r.err = r.workers.Go(func() {
 			tile := fractal.RenderTile(r.cfg.view, r.cfg.width, r.cfg.height, rect)
+			r.rendered.Add(1)
 			mainthread.Go(func() { r.apply(tile) }) // the frame buffer belongs to the main thread
 		}); r.err != nil {
 			return
 		}
 	}
-	if !yield(loom.WaitUntil(func() bool { return r.applied == len(r.rects) })) {
+	if !yield(loom.WaitUntil(r.applied.Finished)) {
 		return
 	}
 
@@ -126,13 +131,13 @@ func (r *renderer) phases(ctx context.Context, yield func(loom.Instruction) bool
 // apply copies a finished tile into the frame buffer, on the main thread.
 func (r *renderer) apply(tile *image.RGBA) {
 	draw.Draw(r.img, tile.Rect, tile, tile.Rect.Min, draw.Src)
-	r.applied++
+	r.applied.Add(1)
 }
 
 // progress is a coroutine that draws the progress bar every frame until the
 // last tile is in.
 func (r *renderer) progress(yield func(loom.Instruction) bool) {
-	for r.applied < len(r.rects) {
+	for !r.applied.Finished() {
 		r.draw(false)
 		if !yield(loom.NextFrame()) {
 			return
@@ -145,13 +150,15 @@ const barWidth = 30
 
 // draw shows the progress: a bar redrawn in place on a terminal, or a line
 // per 10% elsewhere. The bar, the percentage and the status line are all
-// computed from the same count, in the same frame, so they always agree.
+// computed from the same count, read once, so they always agree.
 func (r *renderer) draw(final bool) {
-	done := r.applied * barWidth / max(len(r.rects), 1)
-	percent := r.applied * 100 / max(len(r.rects), 1)
+	applied, total := r.applied.Load()
+	rendered, _ := r.rendered.Load()
+	done := applied * barWidth / max(total, 1)
+	percent := applied * 100 / max(total, 1)
 	st := r.workers.Stats()
-	line := fmt.Sprintf("%d/%d tiles  %d rendering  %d queued  frame %d  %v",
-		r.applied, len(r.rects), st.Running, st.Queued, r.l.Frame(), time.Since(r.start).Round(time.Millisecond))
+	line := fmt.Sprintf("%d/%d tiles  %d rendered  %d rendering  %d queued  frame %d  %v",
+		applied, total, rendered, st.Running, st.Queued, r.l.Frame(), time.Since(r.start).Round(time.Millisecond))
 	if r.terminal {
 		fmt.Fprintf(r.status, "\r[%s%s] %3d%%  %s\x1b[K", strings.Repeat("#", done), strings.Repeat(".", barWidth-done), percent, line)
 		if final {

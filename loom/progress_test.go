@@ -1,0 +1,189 @@
+package loom_test
+
+import (
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/taskqueue-go/taskqueue/loom"
+)
+
+// TestProgressValues checks Load, Fraction and Finished through a life: no
+// total, a total, counts up to it and past it, a total of 0, Set.
+func TestProgressValues(t *testing.T) {
+	var p loom.Progress
+	check := func(when string, done, total int, fraction float64, finished bool) {
+		t.Helper()
+		d, tot := p.Load()
+		if d != done || tot != total || p.Fraction() != fraction || p.Finished() != finished {
+			t.Errorf("%s: Load %d, %d, Fraction %v, Finished %v; want %d, %d, %v, %v",
+				when, d, tot, p.Fraction(), p.Finished(), done, total, fraction, finished)
+		}
+	}
+	check("zero", 0, 0, 0, false)
+	p.Add(3)
+	check("3 done, no total", 3, 0, 0, false)
+	p.SetTotal(12)
+	check("3 of 12", 3, 12, 0.25, false)
+	p.Add(9)
+	check("12 of 12", 12, 12, 1, true)
+	p.Add(1)
+	check("13 of 12", 13, 12, 1, true)
+	p.SetTotal(26)
+	check("13 of 26: SetTotal keeps the count", 13, 26, 0.5, false)
+	p.Set(0, 0)
+	check("0 of 0", 0, 0, 1, true)
+	p.Set(loom.MaxProgress, loom.MaxProgress)
+	check("the largest", loom.MaxProgress, loom.MaxProgress, 1, true)
+}
+
+// TestProgressMisuse checks that out-of-range counts panic with a message
+// naming the call and the value, and leave the Progress as it was.
+func TestProgressMisuse(t *testing.T) {
+	var p loom.Progress
+	p.Set(loom.MaxProgress-1, 5)
+	for _, c := range []struct {
+		f    func()
+		want string
+	}{
+		{func() { p.Add(-1) }, "loom: Progress.Add(-1): out of range [0, MaxProgress]"},
+		{func() { p.Add(2) }, "loom: Progress.Add(2): the count would pass MaxProgress"},
+		{func() { p.SetTotal(-2) }, "loom: Progress.SetTotal(-2): out of range [0, MaxProgress]"},
+		{func() { p.Set(-3, 1) }, "loom: Progress.Set(-3): out of range [0, MaxProgress]"},
+	} {
+		if got := panicMessage(c.f); got != c.want {
+			t.Errorf("panicked with %q; want %q", got, c.want)
+		}
+	}
+	if d, tot := p.Load(); d != loom.MaxProgress-1 || tot != 5 {
+		t.Errorf("after the panics: Load %d, %d; want them unchanged", d, tot)
+	}
+}
+
+// TestProgressConcurrent lets many goroutines add while others change the
+// total and a reader checks that every Load is one consistent pair: the
+// count never goes back nor past what was added, and the total is always
+// one of the totals set, never a mix of two writes.
+func TestProgressConcurrent(t *testing.T) {
+	const adders, adds = 8, 20_000
+	var p loom.Progress
+	p.SetTotal(adders * adds)
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	for range adders {
+		wg.Go(func() {
+			for range adds {
+				p.Add(1)
+			}
+		})
+	}
+	var setter sync.WaitGroup
+	setter.Go(func() { // flips the total between two values while the count moves
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				p.SetTotal(adders * adds)
+				return
+			default:
+			}
+			p.SetTotal(adders*adds + i%2)
+		}
+	})
+	reads, last := 0, 0
+	for done := false; !done; reads++ {
+		d, tot := p.Load()
+		if d < last || d > adders*adds {
+			t.Fatalf("read %d done after %d; the count went back or past %d", d, last, adders*adds)
+		}
+		if tot != adders*adds && tot != adders*adds+1 {
+			t.Fatalf("read a total of %d, which was never set", tot)
+		}
+		last = d
+		done = d == adders*adds
+	}
+	wg.Wait()
+	close(stop)
+	setter.Wait()
+	if !p.Finished() || p.Fraction() != 1 {
+		t.Errorf("after every add: Finished %v, Fraction %v", p.Finished(), p.Fraction())
+	}
+	t.Logf("%d reads while the count moved", reads)
+}
+
+// TestProgressAwaitedByACoroutine checks the intended use under fake time:
+// workers report, a coroutine polls the fraction each frame and waits with
+// WaitUntil(p.Finished), resuming in the first frame after the last unit.
+func TestProgressAwaitedByACoroutine(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var p loom.Progress
+		p.SetTotal(10)
+		l := loom.New(loom.OwnedByCaller())
+		defer l.Close()
+		var seen []float64
+		finishedAt := int64(0)
+		l.StartCoroutine(func(yield func(loom.Instruction) bool) {
+			for !p.Finished() {
+				seen = append(seen, p.Fraction())
+				if !yield(loom.NextFrame()) {
+					return
+				}
+			}
+			yield(loom.WaitUntil(p.Finished))
+			finishedAt = l.Frame()
+		})
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			for range 10 {
+				time.Sleep(10 * time.Millisecond)
+				p.Add(1)
+			}
+		})
+		for finishedAt == 0 {
+			time.Sleep(5 * time.Millisecond) // a frame every 5ms
+			synctest.Wait()
+			l.Update()
+		}
+		wg.Wait()
+		for i := 1; i < len(seen); i++ {
+			if seen[i] < seen[i-1] {
+				t.Fatalf("the fraction went back: %v", seen)
+			}
+		}
+		if len(seen) < 10 || seen[0] != 0 || seen[len(seen)-1] != 0.9 {
+			t.Errorf("fractions seen frame by frame: %v; want 0 up to 0.9 over about 20 frames", seen)
+		}
+		if finishedAt != int64(len(seen))+1 {
+			t.Errorf("the wait ended in frame %d; want %d, the frame after the last unit", finishedAt, len(seen)+1)
+		}
+	})
+}
+
+// BenchmarkProgress measures reports from parallel goroutines and reads.
+func BenchmarkProgress(b *testing.B) {
+	b.Run("op=Add", func(b *testing.B) {
+		var p loom.Progress
+		p.SetTotal(loom.MaxProgress)
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				p.Add(1)
+			}
+		})
+		if d, _ := p.Load(); d != b.N {
+			b.Fatalf("count %d after %d adds", d, b.N)
+		}
+	})
+	b.Run("op=Fraction", func(b *testing.B) {
+		var p loom.Progress
+		p.Set(1, 3)
+		b.ReportAllocs()
+		sum := 0.0
+		for b.Loop() {
+			sum += p.Fraction()
+		}
+		if sum == 0 {
+			b.Fatal("no fraction read")
+		}
+	})
+}
