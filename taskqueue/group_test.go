@@ -12,6 +12,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/taskqueue-go/taskqueue/scheduler"
 	"github.com/taskqueue-go/taskqueue/taskqueue"
 )
 
@@ -415,7 +416,11 @@ func TestGroupStats(t *testing.T) {
 		g.Wait()
 		q.Close()
 		want := taskqueue.Stats{Completed: 1000, Succeeded: 970, Failed: 20, Panicked: 10}
-		if got := q.Stats(); got != want {
+		got := q.Stats()
+		// The wait samples one task of the queue in 64, and how many runner
+		// tasks the members ran on depends on the schedule: not compared.
+		got.Wait = scheduler.Latency{}
+		if got != want {
 			t.Errorf("Stats() = %+v; want %+v", got, want)
 		}
 		p.take()
