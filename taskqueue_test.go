@@ -153,7 +153,7 @@ func TestCoroutineWaitsForATask(t *testing.T) {
 			if !yield(loom.WaitFor(f)) {
 				return
 			}
-			v, err := f.Result(ctx)
+			v, err := f.Wait(ctx)
 			done <- result{v, mainthread.IsMain(), err}
 		})
 	})

@@ -62,9 +62,9 @@ func BenchmarkTryRun(b *testing.B) {
 	b.ReportAllocs()
 	s := scheduler.New(1)
 	var n atomic.Int64
-	item := scheduler.Func(func() { n.Add(1) })
+	f := func(scheduler.Slot) { n.Add(1) }
 	for b.Loop() {
-		s.TryRun(item)
+		s.TryRun(scheduler.Slot{}, f)
 	}
 }
 

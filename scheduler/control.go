@@ -2,15 +2,16 @@ package scheduler
 
 import "fmt"
 
-// Suspend stops s from starting items until Resume: the items running go on
-// to their end, and items are still accepted and queued. Suspending a child
-// suspends its subtree, whose items run on its slots. Suspend and Resume
-// nest: s starts items again once each Suspend has had its Resume.
+// Suspend stops s, and its subtree, from starting items until Resume: the
+// items running go on to their end, and items are still accepted and queued.
+// When Suspend returns, no item of s or of a scheduler below it starts until
+// Resume, not even in a turn of a child that is running (it ends after its
+// item). Suspend and Resume nest: s starts items again once each Suspend has
+// had its Resume.
 func (s *Scheduler) Suspend() {
 	s.mu.Lock()
 	s.suspends++
-	s.suspended = true
-	s.list.revoke()
+	s.halted.Store(true)
 	s.mu.Unlock()
 }
 
@@ -23,7 +24,7 @@ func (s *Scheduler) Resume() {
 	}
 	s.suspends--
 	if s.suspends == 0 {
-		s.suspended = false
+		s.halted.Store(false)
 		s.spawnLocked()
 	}
 }
@@ -37,7 +38,6 @@ func (s *Scheduler) SetLimit(n int) {
 	}
 	s.mu.Lock()
 	s.limit = int32(min(n, maxLimit))
-	s.list.revoke() // a claim is for a serial scheduler
 	s.spawnLocked()
 	s.mu.Unlock()
 }

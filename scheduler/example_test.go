@@ -59,20 +59,25 @@ func ExampleBarrier() {
 // the hand-off to a worker goroutine.
 func ExampleScheduler_TryRun() {
 	s := scheduler.New(1)
-	ran := s.TryRun(func() { fmt.Println("on the caller") })
+	ran := s.TryRun(scheduler.Slot{}, func(scheduler.Slot) { fmt.Println("on the caller") })
 	fmt.Println("ran:", ran)
 	// Output:
 	// on the caller
 	// ran: true
 }
 
+// runsOn is a Task that receives the Slot it runs on.
+type runsOn func(scheduler.Slot)
+
+func (f runsOn) Run(sl scheduler.Slot) { f(sl) }
+
 // An item of a serial scheduler that must wait for more work of its own
-// scheduler runs it in its own place with TryRun, instead of queuing it
-// behind itself and waiting for a slot it holds.
+// scheduler runs it in its own place with TryRun and its Slot, instead of
+// queuing it behind itself and waiting for a slot it holds.
 func ExampleScheduler_TryRun_inPlace() {
 	s := scheduler.New(1)
-	s.Enqueue(scheduler.Func(func() {
-		s.TryRun(func() { fmt.Println("inner") })
+	s.Enqueue(runsOn(func(sl scheduler.Slot) {
+		s.TryRun(sl, func(scheduler.Slot) { fmt.Println("inner") })
 		fmt.Println("outer done")
 	}))
 	s.Wait(context.Background())

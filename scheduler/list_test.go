@@ -1,8 +1,9 @@
 package scheduler_test
 
 import (
-	"math/rand/v2"
 	"testing"
+
+	"pgregory.net/rapid"
 
 	"github.com/taskqueue-go/taskqueue/scheduler"
 )
@@ -10,192 +11,197 @@ import (
 // item is a Task that names itself, for comparing lists.
 type item int
 
-func (item) Run() {}
+func (item) Run(scheduler.Slot) {}
 
-// kinded are items of ten more types, so that the list meets more types
-// than a segment's table holds.
-type kinded[T any] int
+// An entry is an item of the list model: a Task value, a Func or a
+// barrier, each with its number.
+type entry struct {
+	id      scheduler.ID
+	n       int
+	kind    int // 0: item, 1: Func, 2: barrier of an item
+	barrier scheduler.Task
+}
 
-func (kinded[T]) Run() {}
+// probe is set by the Func items of the list tests when run, so that the
+// test can tell which Func it holds: functions cannot be compared.
+var probe int
 
-func anItem(n, kind int) scheduler.Task {
-	switch kind % 11 {
-	case 0:
-		return kinded[[0]byte](n)
+func (e entry) task() scheduler.Task {
+	switch e.kind {
 	case 1:
-		return kinded[[1]byte](n)
+		n := e.n
+		return scheduler.Func(func() { probe = n })
 	case 2:
-		return kinded[[2]byte](n)
-	case 3:
-		return kinded[[3]byte](n)
-	case 4:
-		return kinded[[4]byte](n)
-	case 5:
-		return kinded[[5]byte](n)
-	case 6:
-		return kinded[[6]byte](n)
-	case 7:
-		return kinded[[7]byte](n)
-	case 8:
-		return kinded[[8]byte](n)
-	case 9:
-		return kinded[[9]byte](n)
+		return e.barrier
 	}
-	return item(n)
+	return item(e.n)
 }
 
-// refList is the trivially correct reference for the list: a slice of the
-// live items with their IDs, oldest first.
-type refList struct {
-	ids      []scheduler.ID
-	items    []scheduler.Task
-	barriers []bool
-	next     scheduler.ID
+// number returns the number of the item t of the list, and its kind.
+func number(t scheduler.Task) (n, kind int) {
+	switch t := t.(type) {
+	case item:
+		return int(t), 0
+	case scheduler.Func:
+		probe = -1
+		t()
+		return probe, 1
+	case nil:
+		return -1, -1
+	}
+	return -2, 2 // a barrier: matched by identity in same
 }
 
-func (r *refList) push(t scheduler.Task, barrier bool) scheduler.ID {
-	r.next++
-	r.ids = append(r.ids, r.next)
-	r.items = append(r.items, t)
-	r.barriers = append(r.barriers, barrier)
-	return r.next
+// same reports whether t is the entry e.
+func same(t scheduler.Task, e entry) bool {
+	if e.kind == 2 {
+		return t == e.barrier
+	}
+	n, kind := number(t)
+	return n == e.n && kind == e.kind
 }
 
-func (r *refList) find(id scheduler.ID) int {
-	for i, x := range r.ids {
-		if x == id {
-			return i
+// listMachine checks the list against a plain slice of its live entries,
+// oldest first, after every step of a random sequence.
+type listMachine struct {
+	l     scheduler.List
+	model []entry
+	next  scheduler.ID
+	n     int
+}
+
+func (m *listMachine) Push(t *rapid.T) {
+	m.n++
+	m.next++
+	e := entry{id: m.next, n: m.n, kind: rapid.IntRange(0, 2).Draw(t, "kind")}
+	if e.kind == 2 {
+		e.barrier = scheduler.Barrier(item(e.n))
+	}
+	// Runs of one kind, as queues see them, and changes of kind.
+	reps := rapid.IntRange(1, 40).Draw(t, "reps")
+	for r := range reps {
+		if r > 0 {
+			m.n++
+			m.next++
+			e.id, e.n = m.next, m.n
+			if e.kind == 2 {
+				e.barrier = scheduler.Barrier(item(e.n))
+			}
+		}
+		if id := m.l.Push(e.task()); id != e.id {
+			t.Fatalf("Push = ID %d; want %d", id, e.id)
+		}
+		m.model = append(m.model, e)
+	}
+}
+
+func (m *listMachine) Pop(t *rapid.T) {
+	got := m.l.Pop()
+	if len(m.model) == 0 {
+		if got != nil {
+			t.Fatalf("Pop of an empty list = %v", got)
+		}
+		return
+	}
+	if !same(got, m.model[0]) {
+		t.Fatalf("Pop = %v; want entry %+v", got, m.model[0])
+	}
+	m.model = m.model[1:]
+}
+
+func (m *listMachine) pick(t *rapid.T) scheduler.ID {
+	// An ID from the model, or one that was removed or never existed.
+	if len(m.model) > 0 && rapid.Bool().Draw(t, "live") {
+		return m.model[rapid.IntRange(0, len(m.model)-1).Draw(t, "i")].id
+	}
+	return scheduler.ID(rapid.Uint64Range(0, uint64(m.next)+2).Draw(t, "id"))
+}
+
+func (m *listMachine) Remove(t *rapid.T) {
+	id := m.pick(t)
+	got := m.l.Remove(id)
+	for i, e := range m.model {
+		if e.id == id {
+			if !same(got, e) {
+				t.Fatalf("Remove(%d) = %v; want entry %+v", id, got, e)
+			}
+			m.model = append(m.model[:i], m.model[i+1:]...)
+			return
 		}
 	}
-	return -1
+	if got != nil {
+		t.Fatalf("Remove(%d) of no queued item = %v", id, got)
+	}
 }
 
-func (r *refList) remove(i int) scheduler.Task {
-	t := r.items[i]
-	r.ids = append(r.ids[:i], r.ids[i+1:]...)
-	r.items = append(r.items[:i], r.items[i+1:]...)
-	r.barriers = append(r.barriers[:i], r.barriers[i+1:]...)
-	return t
+func (m *listMachine) Get(t *rapid.T) {
+	id := m.pick(t)
+	got := m.l.Get(id)
+	for _, e := range m.model {
+		if e.id == id {
+			if !same(got, e) {
+				t.Fatalf("Get(%d) = %v; want entry %+v", id, got, e)
+			}
+			return
+		}
+	}
+	if got != nil {
+		t.Fatalf("Get(%d) of no queued item = %v", id, got)
+	}
 }
 
-// checkList runs the operations encoded in ops on a List and on the
-// reference, and fails at the first difference.
-func checkList(t *testing.T, ops []byte) {
-	t.Helper()
-	var l scheduler.List
-	var ref refList
-	n := 0
-	for i := 0; i < len(ops); i++ {
-		op := ops[i] % 6
-		arg := 0
-		if i+1 < len(ops) {
-			arg = int(ops[i+1])
+func (m *listMachine) Drain(t *rapid.T) {
+	if rapid.IntRange(0, 9).Draw(t, "rarely") != 0 {
+		return
+	}
+	got := m.l.Drain()
+	if len(got) != len(m.model) {
+		t.Fatalf("Drain returned %d items; want %d", len(got), len(m.model))
+	}
+	for i := range got {
+		if !same(got[i], m.model[i]) {
+			t.Fatalf("Drain()[%d] = %v; want entry %+v", i, got[i], m.model[i])
 		}
-		switch op {
-		case 0, 1: // push, twice as likely as the others so lists grow
-			n++
-			it, barrier := anItem(n, arg), arg%13 == 0
-			var id scheduler.ID
-			if barrier {
-				id = l.PushBarrier(it)
-			} else {
-				id = l.Push(it)
-			}
-			if want := ref.push(it, barrier); id != want {
-				t.Fatalf("op %d: Push = %d; want %d", i, id, want)
-			}
-		case 2: // pop
-			got := l.Pop()
-			var want scheduler.Task
-			if len(ref.items) > 0 {
-				want = ref.remove(0)
-			}
-			if got != want {
-				t.Fatalf("op %d: Pop = %v; want %v", i, got, want)
-			}
-		case 3: // remove an ID counted back from the newest, possibly a gone one
-			i++
-			id := ref.next - scheduler.ID(arg%8)
-			got := l.Remove(id)
-			var want scheduler.Task
-			if j := ref.find(id); j >= 0 {
-				want = ref.remove(j)
-			}
-			if got != want {
-				t.Fatalf("op %d: Remove(%d) = %v; want %v", i, id, got, want)
-			}
-		case 4: // get an ID counted up from the oldest, possibly past the end
-			i++
-			var id scheduler.ID = 1
-			if len(ref.ids) > 0 {
-				id = ref.ids[0] + scheduler.ID(arg%8)
-			}
-			got := l.Get(id)
-			var want scheduler.Task
-			if j := ref.find(id); j >= 0 {
-				want = ref.items[j]
-			}
-			if got != want {
-				t.Fatalf("op %d: Get(%d) = %v; want %v", i, id, got, want)
-			}
-		case 5: // drain, rarely
-			if arg%16 != 0 {
-				continue
-			}
-			i++
-			got := l.Drain()
-			if len(got) != len(ref.items) {
-				t.Fatalf("op %d: Drain returned %d items; want %d", i, len(got), len(ref.items))
-			}
-			for k := range got {
-				if got[k] != ref.items[k] {
-					t.Fatalf("op %d: Drain()[%d] = %v; want %v", i, k, got[k], ref.items[k])
-				}
-			}
-			ref.ids, ref.items, ref.barriers = nil, nil, nil
-		}
-		if l.Len() != len(ref.items) {
-			t.Fatalf("op %d: Len = %d; want %d", i, l.Len(), len(ref.items))
-		}
-		var want scheduler.Task
-		wantBarrier := false
-		if len(ref.items) > 0 {
-			want, wantBarrier = ref.items[0], ref.barriers[0]
-		}
-		if got := l.Front(); got != want {
-			t.Fatalf("op %d: Front = %v; want %v", i, got, want)
-		}
-		if got := l.FrontIsBarrier(); got != wantBarrier {
-			t.Fatalf("op %d: FrontIsBarrier = %v; want %v", i, got, wantBarrier)
-		}
-		// Memory follows what is queued: every segment but the first holds
-		// an item, wherever removals fell.
-		if segs := l.Segments(); segs > max(1, l.Len()) {
-			t.Fatalf("op %d: %d segments for %d items", i, segs, l.Len())
+	}
+	m.model = nil
+	if rapid.Bool().Draw(t, "shrink") {
+		m.l.Shrink()
+		if m.l.Cap() != 0 {
+			t.Fatalf("Cap = %d after Shrink of an empty list; want 0", m.l.Cap())
 		}
 	}
 }
 
-func FuzzList(f *testing.F) {
-	f.Add([]byte{0, 0, 0, 2, 3, 1, 4, 0})
-	f.Add([]byte{0, 1, 0, 1, 3, 0, 3, 1, 2, 2, 2, 5, 0})
-	f.Fuzz(func(t *testing.T, ops []byte) {
-		// The reference is quadratic; long inputs add time, not coverage.
-		checkList(t, ops[:min(len(ops), 1024)])
+func (m *listMachine) Check(t *rapid.T) {
+	if problem := m.l.Check(); problem != "" {
+		t.Fatal(problem)
+	}
+	if m.l.Len() != len(m.model) {
+		t.Fatalf("Len = %d; want %d", m.l.Len(), len(m.model))
+	}
+	got := m.l.Front()
+	if len(m.model) == 0 {
+		if got != nil {
+			t.Fatalf("Front of an empty list = %v", got)
+		}
+	} else if !same(got, m.model[0]) {
+		t.Fatalf("Front = %v; want entry %+v", got, m.model[0])
+	}
+	// Memory follows what is queued: every segment but the first holds an
+	// item, wherever removals fell.
+	if segs := m.l.Segments(); segs > max(1, m.l.Len()) {
+		t.Fatalf("%d segments for %d items", segs, m.l.Len())
+	}
+}
+
+// TestListModel runs random sequences of pushes (runs of items, functions
+// and barriers), pops, removals of live and gone IDs, lookups and drains on a
+// list, checking it against a slice after every step; rapid shrinks a
+// failure to a minimal sequence.
+func TestListModel(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		t.Repeat(rapid.StateMachineActions(&listMachine{}))
 	})
-}
-
-// TestListRandom runs long random operation sequences against the reference,
-// so that plain go test covers what the fuzzer explores.
-func TestListRandom(t *testing.T) {
-	r := rand.New(rand.NewPCG(1, 2))
-	for range 200 {
-		ops := make([]byte, 2000)
-		for i := range ops {
-			ops[i] = byte(r.UintN(256))
-		}
-		checkList(t, ops)
-	}
 }
 
 // TestListReleasesBuffer checks that a list emptied after a burst keeps at
@@ -229,12 +235,28 @@ func TestListRemovalsBehindAStuckHead(t *testing.T) {
 	var l scheduler.List
 	l.Push(item(0)) // the head, which stays
 	for i := range 1_000_000 {
-		id := l.Push(item(i))
+		id := l.Push(scheduler.Func(func() {}))
 		if l.Remove(id) == nil {
 			t.Fatal("Remove of the newest item = nil")
 		}
+		_ = i
 	}
 	if l.Len() != 1 || l.Segments() > 2 || l.Cap() > 2*scheduler.MaxSeg {
 		t.Errorf("after 1M push-remove pairs behind a head: %d items in %d segments of %d slots; want 1 in at most 2 of at most %d each", l.Len(), l.Segments(), l.Cap(), scheduler.MaxSeg)
 	}
 }
+
+// TestListFuncsCostAWord checks that a backlog of functions costs a word an
+// item, by the list's own measure: a million Funcs fill segments of func
+// values, not of interfaces.
+func TestListFuncsCostAWord(t *testing.T) {
+	var l scheduler.List
+	for range 1_000_000 {
+		l.Push(scheduler.Func(tinyFunc))
+	}
+	if got := l.Bytes(); got > 1_000_000*81/10 {
+		t.Errorf("a million Funcs hold %d bytes of slots; want at most 8.1 per item", got)
+	}
+}
+
+func tinyFunc() {}

@@ -43,24 +43,27 @@ func (s *Scheduler) restoreLabels() {
 	}
 }
 
-// panicError returns the PanicError of v, recovered by s.
-func (s *Scheduler) panicError(v any) *PanicError {
-	p := NewPanicError(v)
-	p.Source = s.name
-	return p
-}
+// region is the trace region of an item, or nil if tracing is off.
+type region struct{ r *trace.Region }
 
-// region starts the trace region of an item of s, or returns nil if tracing
-// is off, which costs an atomic load.
-func (s *Scheduler) region() *trace.Region {
+// region starts the trace region of an item of s, or returns a nil one if
+// tracing is off, which costs an atomic load.
+func (s *Scheduler) region() region {
 	if !trace.IsEnabled() {
-		return nil
+		return region{}
 	}
 	name := s.name
 	if name == "" {
 		name = regionName
 	}
-	return trace.StartRegion(context.Background(), name)
+	return region{trace.StartRegion(context.Background(), name)}
+}
+
+// end ends r, if tracing was on when it started.
+func (r region) end() {
+	if r.r != nil {
+		r.r.End()
+	}
 }
 
 // logPanic is the default panic handler: a structured record through
@@ -150,23 +153,6 @@ func (w *waits) startedLocked(id ID) {
 		s.head = (s.head + 1) % maxInFlight
 		s.n--
 	}
-}
-
-// claimedLocked hands the samples in flight of the items from to to
-// (excluded) to their claim, which records them as its worker starts them.
-func (w *waits) claimedLocked(from, to ID) (ids []ID, at []time.Time, h *histogram) {
-	s := w.s
-	if s == nil {
-		return nil, nil, nil
-	}
-	for s.n > 0 && s.ids[s.head] < to {
-		if id := s.ids[s.head]; id >= from {
-			ids, at = append(ids, id), append(at, s.at[s.head])
-		}
-		s.head = (s.head + 1) % maxInFlight
-		s.n--
-	}
-	return ids, at, &s.hist
 }
 
 func (w *waits) latency() Latency {

@@ -119,13 +119,13 @@ func (s *Scheduler) unreserve() {
 // ID. It never blocks and never fails, even after Close: the item was
 // accepted when the room was taken. Enqueue panics if r was used or canceled.
 func (r *Reservation) Enqueue(t Task) ID {
-	t, isBarrier := unwrap("Reservation.Enqueue", t)
+	mustTask("Reservation.Enqueue", t)
 	if r.used.Swap(true) {
 		panic("scheduler: Reservation.Enqueue of a reservation already used or canceled")
 	}
 	s := r.s
 	s.mu.Lock()
-	id := s.pushLocked(t, isBarrier)
+	id := s.pushLocked(t)
 	s.mu.Unlock()
 	s.unreserve()
 	return id

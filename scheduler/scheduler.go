@@ -5,11 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"runtime/pprof"
-	"slices"
 	"sync"
 	"sync/atomic"
-
-	"github.com/taskqueue-go/taskqueue/internal/goid"
 )
 
 var (
@@ -27,9 +24,9 @@ var (
 // A root Scheduler runs its items on worker goroutines, which start on
 // demand, while fewer than Limit run and items wait, and exit once the list
 // is empty: an idle Scheduler holds no goroutine and needs no Close to be
-// collected. A Scheduler made WithTarget
-// has no goroutine of its own, ever: it runs its items on its target's slots
-// (see the package documentation, Trees).
+// collected. A Scheduler made WithTarget has no goroutine of its own, ever:
+// it runs its items on its target's slots (see the package documentation,
+// Trees).
 //
 // The zero Scheduler is not usable; call New. A Scheduler is safe for use by
 // multiple goroutines and must not be copied after first use. With a limit of
@@ -42,38 +39,44 @@ type Scheduler struct {
 	labelCtx context.Context // the pprof labels of the name; nil if none
 	room     *room           // nil unless WithMaxPending
 	parent   *Scheduler      // the target whose slots s runs on; nil for a root
-	prio     int32           // the priority of s's drainers on its target
-	quantum  int32           // the items a drainer of s runs before its siblings get a turn
+	prio     int32           // the priority of s's turns on its target
+	quantum  int32           // the items a turn of s runs before its siblings get theirs
 
-	closed atomic.Bool // set by Close, under mu; read by s's children without it
+	closed atomic.Bool // set by Close, under mu; read without it by s's subtree
+	halted atomic.Bool // s is suspended; read without mu by s's subtree
 
 	mu sync.Mutex // guards the fields below
-	// Every decision to start or stop a worker is taken under mu together
-	// with the look at the list it depends on. That is what rules out a lost
+	// Every decision to start or stop a slot is taken under mu together with
+	// the look at the list it depends on. That is what rules out a lost
 	// wake-up: an item pushed while the last worker leaves either is seen by
 	// that worker, or sees the worker gone and starts a new one.
-	list      list            // s's own items, in order
-	levels    []*level        // the drainers of s's children (their turns), by priority, highest first
-	barriers  []ID            // the barriers in list, oldest first
-	books     books           // who holds the slots
+	//
+	// Invariants, whenever mu is free: active counts the slots held (by
+	// workers, by the turns of a child, by TryRun) and lent the slots that
+	// waiting items lent (see Await); running counts the items running on
+	// them, so active-running slots are between items and about to take
+	// one; every queued item that may start has a slot on the way unless
+	// active+lent reaches limit; a child has at most one turn requested from
+	// its target and not begun (turns).
+	list      list            // s's own items and its children's turns, in order
+	mux       *mux            // the turns of s's children waiting in list; nil until s has had a child with work
+	barriers  int32           // barriers in list
 	limit     int32           //
-	active    int32           // slots held: by workers or drainers, and by TryRun callers
-	running   int32           // items running on a slot
-	nested    int32           // items running in the place of their caller's item (TryRun from a holder)
+	active    int32           // slots held
+	running   int32           // items running on slots, turns of children and TryRun included
+	inPlace   int32           // functions running in the place of an item (TryRun with its Slot)
+	turnsRun  int32           // children's turns running (counted in running)
 	reserved  int32           // reservations of s and its subtree not yet used or canceled
-	drainRun  int32           // drainers running
-	waiting   int32           // s's own drainers waiting in its target's list, at most one
 	lent      int32           // slots lent by waiting items (see Await), not counted in active
-	returners []chan struct{} // goroutines waiting to reclaim a lent slot, oldest first
-	streak    int32           // starts in a row from the highest level while a lower one waited
+	returners []chan struct{} // waiting items that want their lent slot back, oldest first
+	turns     int32           // (a child) turns requested from the target and not begun: 0 or 1
 	exclusive bool            // a barrier is running: nothing else may start
 	notify    bool            // s went idle: unlock calls onIdle
-	suspended bool            // Suspend: nothing new starts
 	suspends  int32           // Suspend calls not yet resumed
-	seq       uint64          // orders the drainers in levels
 	completed uint64          // items whose Run has returned or panicked
-	idle      chan struct{}
-	waits     waits // a sample of how long items wait to start
+	idle      chan struct{}   // closed when s goes idle, for Wait; nil if nobody waits
+	recs      []*slotRec      // free slot records
+	waits     waits           // a sample of how long items wait to start
 }
 
 // New returns a Scheduler that runs at most limit items at once. A limit of
@@ -83,7 +86,8 @@ func New(limit int, opts ...Option) *Scheduler {
 		panic(fmt.Sprintf("scheduler: New(%d): limit must be positive", limit))
 	}
 	o := buildOptions(opts)
-	s := &Scheduler{onPanic: o.onPanic, onIdle: o.onIdle, parent: o.target, prio: o.priority, quantum: o.quantum, limit: int32(min(limit, maxLimit))}
+	s := &Scheduler{onPanic: o.onPanic, onIdle: o.onIdle, parent: o.target, prio: o.priority,
+		quantum: o.quantum, limit: int32(min(limit, maxLimit))}
 	if o.name != "" {
 		s.name = o.name
 		s.labelCtx = pprof.WithLabels(context.Background(), pprof.Labels(labelKey, o.name))
@@ -117,9 +121,12 @@ type Stats struct {
 func (s *Scheduler) Stats() Stats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	running := s.running + s.nested - s.drainRun
-	pending := s.list.live + int(s.list.claimLeft.Load())
-	return Stats{Pending: pending, Running: int(running), Completed: s.completed, Wait: s.waits.latency()}
+	return Stats{
+		Pending:   s.list.live - s.mux.waitingTurns(),
+		Running:   int(s.running + s.inPlace - s.turnsRun),
+		Completed: s.completed,
+		Wait:      s.waits.latency(),
+	}
 }
 
 // Enqueue adds t at the end of the list and returns its ID. It never blocks:
@@ -128,14 +135,14 @@ func (s *Scheduler) Stats() Stats {
 // segments are pooled; see BenchmarkEnqueue. A task marked with Barrier runs
 // alone.
 func (s *Scheduler) Enqueue(t Task) (ID, error) {
-	t, isBarrier := unwrap("Enqueue", t)
+	mustTask("Enqueue", t)
 	if s.room != nil && !s.room.sem.TryAcquire(1) {
 		if s.Closed() {
 			return 0, ErrClosed
 		}
 		return 0, ErrFull
 	}
-	return s.push(t, isBarrier)
+	return s.push(t)
 }
 
 // EnqueueContext is Enqueue that waits for room when the list is full,
@@ -143,34 +150,34 @@ func (s *Scheduler) Enqueue(t Task) (ID, error) {
 // Waiting callers get room in the order they started waiting. For a
 // Scheduler without WithMaxPending, EnqueueContext is Enqueue.
 func (s *Scheduler) EnqueueContext(ctx context.Context, t Task) (ID, error) {
-	t, isBarrier := unwrap("EnqueueContext", t)
+	mustTask("EnqueueContext", t)
 	if s.room != nil && !s.room.sem.TryAcquire(1) {
 		if err := s.room.wait(ctx); err != nil {
 			return 0, err
 		}
 	}
-	return s.push(t, isBarrier)
+	return s.push(t)
 }
 
 // push adds t, for which the caller holds room if s is bounded.
-func (s *Scheduler) push(t Task, isBarrier bool) (ID, error) {
+func (s *Scheduler) push(t Task) (ID, error) {
 	s.mu.Lock()
 	if s.Closed() {
 		s.mu.Unlock()
 		s.room.release(1)
 		return 0, ErrClosed
 	}
-	id := s.pushLocked(t, isBarrier)
+	id := s.pushLocked(t)
 	s.mu.Unlock()
 	return id, nil
 }
 
-// pushLocked queues t and starts what it needs.
-func (s *Scheduler) pushLocked(t Task, isBarrier bool) ID {
-	id := s.list.push(t, isBarrier)
+// pushLocked queues t and starts the slot it needs.
+func (s *Scheduler) pushLocked(t Task) ID {
+	id := s.list.push(t)
 	s.waits.pushedLocked(id)
-	if isBarrier {
-		s.barriers = append(s.barriers, id)
+	if isBarrier(t) {
+		s.barriers++
 	}
 	s.spawnLocked()
 	return id
@@ -182,28 +189,40 @@ func (s *Scheduler) pushLocked(t Task, isBarrier bool) ID {
 // wait.
 func (s *Scheduler) TryDequeue(id ID) bool {
 	s.mu.Lock()
-	_, isBarrier, ok := s.list.remove(id)
-	if ok {
-		if isBarrier {
-			s.barriers = slices.DeleteFunc(s.barriers, func(b ID) bool { return b == id })
-		}
-		s.spawnLocked() // a barrier that held the head back may be gone
-		s.idleLocked()
+	if seg, i := s.list.find(id); seg == nil || seg.at(i) == Task(s.mux) {
+		s.mu.Unlock()
+		return false // not queued, or the turn of a child, which is not s's to remove
 	}
+	if isBarrier(s.list.remove(id)) {
+		s.barriers--
+	}
+	s.spawnLocked() // a barrier that held the head back may be gone
+	s.idleLocked()
 	s.unlock()
-	if ok {
-		s.room.release(1)
-	}
-	return ok
+	s.room.release(1)
+	return true
 }
 
 // DequeueAll removes every queued item and returns them, oldest first, with
-// barrier marks removed. Items already running go on, and so does the work
-// of s's children, which is theirs.
+// their barrier marks removed. Items already running go on, and so does the
+// work of s's children, which is theirs: their turns stay queued.
 func (s *Scheduler) DequeueAll() []Task {
 	s.mu.Lock()
-	ts, _ := s.list.drain()
-	s.barriers = s.barriers[:0]
+	all := s.list.drain()
+	ts := all[:0]
+	if s.mux != nil {
+		s.mux.ids, s.mux.head = s.mux.ids[:0], 0
+	}
+	for _, t := range all {
+		if t == Task(s.mux) {
+			// A child's turn keeps its order among the turns.
+			s.mux.ids = append(s.mux.ids, s.list.push(t))
+			continue
+		}
+		ts = append(ts, unbarrier(t))
+	}
+	clear(all[len(ts):])
+	s.barriers = 0
 	s.idleLocked()
 	s.unlock()
 	s.room.release(len(ts))
@@ -235,28 +254,12 @@ func (s *Scheduler) Closed() bool {
 	return false
 }
 
-// Holds reports whether the calling goroutine is running an item of s: as a
-// worker, or inside TryRun. Such a goroutine must not wait for an item queued
-// behind its own, which cannot start before the caller's ends on a serial
-// scheduler; TryRun runs it in the caller's place instead.
-func (s *Scheduler) Holds() bool {
-	g := goid.Current()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.books.holds(g)
-}
-
 // Wait blocks until nothing is queued, reserved or running in s and its
 // subtree, or until ctx is done, in which case it returns ctx.Err(). Items
-// queued while Wait waits are waited for too. Wait panics if called from an
-// item of s, which would wait for itself.
+// queued while Wait waits are waited for too. Called from an item of s, it
+// would wait for that item too: it never returns before its ctx is done.
 func (s *Scheduler) Wait(ctx context.Context) error {
-	g := goid.Current()
 	s.mu.Lock()
-	if s.books.holds(g) {
-		s.mu.Unlock()
-		panic("scheduler: Wait called from an item of the scheduler, which would wait for itself")
-	}
 	if s.isIdleLocked() {
 		s.mu.Unlock()
 		return nil
@@ -275,11 +278,11 @@ func (s *Scheduler) Wait(ctx context.Context) error {
 }
 
 func (s *Scheduler) isIdleLocked() bool {
-	return s.queuedLocked() == 0 && s.running == 0 && s.nested == 0 && s.reserved == 0
+	return s.list.live == 0 && s.running == 0 && s.inPlace == 0 && s.reserved == 0
 }
 
 // idleLocked wakes Wait if s is idle, has unlock call the idle function, and
-// frees what an idle s keeps for the next items once no worker is left to use
+// frees what an idle s keeps for the next items once no slot is left to use
 // it.
 func (s *Scheduler) idleLocked() {
 	if !s.isIdleLocked() {
@@ -292,7 +295,8 @@ func (s *Scheduler) idleLocked() {
 	}
 	if s.active == 0 {
 		s.list.shrink()
-		s.books.shrink()
+		clear(s.recs)
+		s.recs = s.recs[:0]
 	}
 }
 
@@ -305,37 +309,4 @@ func (s *Scheduler) unlock() {
 	if notify {
 		s.onIdle()
 	}
-}
-
-// Holders returns the IDs of the goroutines holding a slot of s, as stack
-// traces print them: the workers running items, and the callers of TryRun.
-// It is for debugging: finding which goroutine holds up a scheduler.
-func (s *Scheduler) Holders() []uint64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var gs []uint64
-	for _, r := range s.books.recs {
-		if r.g != 0 {
-			gs = append(gs, r.g)
-		}
-	}
-	return gs
-}
-
-// TryEnqueue queues t only if it can start at once, on a free slot with
-// nothing queued before it (errgroup's TryGo), reporting whether it did. It
-// never blocks and never waits for room. After Close it reports false.
-func (s *Scheduler) TryEnqueue(t Task) bool {
-	t, isBarrier := unwrap("TryEnqueue", t)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.exclusive || s.suspended || s.active+s.lent >= s.limit || s.queuedLocked() > 0 || s.Closed() ||
-		(isBarrier && s.running > 0) {
-		return false
-	}
-	if s.room != nil && !s.room.sem.TryAcquire(1) {
-		return false
-	}
-	s.pushLocked(t, isBarrier)
-	return true
 }

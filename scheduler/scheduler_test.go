@@ -28,7 +28,7 @@ func newGate(name string, log *eventLog) *gate {
 	return &gate{name: name, log: log, release: make(chan struct{})}
 }
 
-func (g *gate) Run() {
+func (g *gate) Run(scheduler.Slot) {
 	g.log.add(g.name)
 	<-g.release
 }
@@ -222,7 +222,7 @@ func TestBarrier(t *testing.T) {
 		if got := s.Stats().Running; got != 1 {
 			t.Errorf("Running() = %d during the barrier; want 1", got)
 		}
-		if s.TryRun(scheduler.Func(func() {})) {
+		if s.TryRun(scheduler.Slot{}, func(scheduler.Slot) {}) {
 			t.Error("TryRun ran an item beside a barrier")
 		}
 		close(bar.release)
@@ -261,13 +261,13 @@ func TestTryRun(t *testing.T) {
 		var log eventLog
 		s := scheduler.New(1)
 		ran := false
-		if !s.TryRun(scheduler.Func(func() { ran = true })) || !ran {
+		if !s.TryRun(scheduler.Slot{}, func(scheduler.Slot) { ran = true }) || !ran {
 			t.Fatal("TryRun on an idle scheduler did not run the item on the caller")
 		}
 		a := newGate("a", &log)
 		s.Enqueue(a)
 		synctest.Wait()
-		if s.TryRun(scheduler.Func(func() {})) {
+		if s.TryRun(scheduler.Slot{}, func(scheduler.Slot) {}) {
 			t.Error("TryRun on a full serial scheduler reported true")
 		}
 		close(a.release)
@@ -275,13 +275,13 @@ func TestTryRun(t *testing.T) {
 
 		// An item queued while TryRun runs starts when it returns.
 		b := newGate("b", &log)
-		s.TryRun(scheduler.Func(func() {
+		s.TryRun(scheduler.Slot{}, func(scheduler.Slot) {
 			s.Enqueue(b)
 			synctest.Wait()
 			if got := log.take(); !slices.Equal(got, []string{"a"}) {
 				t.Errorf("started %v while TryRun held the only slot; want [a]", got)
 			}
-		}))
+		})
 		synctest.Wait()
 		if got := log.take(); !slices.Equal(got, []string{"b"}) {
 			t.Errorf("started %v after TryRun; want [b]", got)
@@ -290,7 +290,7 @@ func TestTryRun(t *testing.T) {
 		synctest.Wait()
 
 		// A panic reaches the caller and frees the slot.
-		msg := panicMessage(func() { s.TryRun(scheduler.Func(func() { panic("boom") })) })
+		msg := panicMessage(func() { s.TryRun(scheduler.Slot{}, func(scheduler.Slot) { panic("boom") }) })
 		if msg != "boom" {
 			t.Errorf("TryRun panicked with %q; want %q", msg, "boom")
 		}
@@ -298,7 +298,7 @@ func TestTryRun(t *testing.T) {
 			t.Errorf("Active() = %d after a panic in TryRun; want 0", got)
 		}
 		s.Close()
-		if s.TryRun(scheduler.Func(func() {})) {
+		if s.TryRun(scheduler.Slot{}, func(scheduler.Slot) {}) {
 			t.Error("TryRun after Close reported true")
 		}
 	})
@@ -315,7 +315,7 @@ func TestTryRunKeepsFIFO(t *testing.T) {
 		s.Enqueue(scheduler.Barrier(bar)) // waits for a, holding c back
 		s.Enqueue(c)
 		synctest.Wait()
-		if s.TryRun(scheduler.Func(func() {})) {
+		if s.TryRun(scheduler.Slot{}, func(scheduler.Slot) {}) {
 			t.Error("TryRun ran ahead of queued items")
 		}
 		close(a.release)
@@ -333,10 +333,10 @@ func TestRunInPlace(t *testing.T) {
 		var order []string
 		done := make(chan struct{})
 		var queued scheduler.ID
-		s.Enqueue(scheduler.Func(func() {
+		s.Enqueue(slotFunc(func(sl scheduler.Slot) {
 			order = append(order, "outer start")
 			queued, _ = s.Enqueue(scheduler.Func(func() { order = append(order, "queued") }))
-			ran := s.TryRun(func() {
+			ran := s.TryRun(sl, func(scheduler.Slot) {
 				order = append(order, "inner")
 				if got := s.Stats().Running; got != 2 {
 					t.Errorf("Running = %d during a run in place; want 2", got)
@@ -553,8 +553,8 @@ func TestEnqueueNilPanics(t *testing.T) {
 	for name, f := range map[string]func(){
 		"Enqueue":        func() { s.Enqueue(nil) },
 		"EnqueueContext": func() { s.EnqueueContext(context.Background(), nil) },
-		"TryRun":         func() { s.TryRun(nil) },
 		"Barrier":        func() { scheduler.Barrier(nil) },
+		"TryEnqueue":     func() { s.TryEnqueue(nil) },
 	} {
 		want := "scheduler: " + name + "(nil)"
 		if got := panicMessage(f); got != want {
@@ -563,46 +563,61 @@ func TestEnqueueNilPanics(t *testing.T) {
 	}
 }
 
+// slotFunc is a Task that receives its Slot.
+type slotFunc func(scheduler.Slot)
+
+func (f slotFunc) Run(sl scheduler.Slot) { f(sl) }
+
+// TestHolds: a Slot holds its scheduler's slot while its item runs, on
+// whatever goroutine carries it (a goroutine the item starts, say), and
+// nothing once the item has returned; the zero Slot holds nothing.
 func TestHolds(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := scheduler.New(2)
-		if s.Holds() {
-			t.Error("Holds() = true outside any item")
+		other := scheduler.New(1)
+		if s.Holds(scheduler.Slot{}) {
+			t.Error("Holds(zero Slot) = true")
 		}
-		inItem := make(chan bool, 2)
-		s.Enqueue(scheduler.Func(func() {
-			inItem <- s.Holds()
+		inItem := make(chan bool, 3)
+		kept := make(chan scheduler.Slot, 1)
+		s.Enqueue(slotFunc(func(sl scheduler.Slot) {
+			inItem <- s.Holds(sl)
 			helper := make(chan bool)
-			go func() { helper <- s.Holds() }() // a goroutine the item starts holds nothing
+			go func() { helper <- s.Holds(sl) }() // work for the item, on another goroutine
 			inItem <- <-helper
+			inItem <- other.Holds(sl)
+			kept <- sl
 		}))
 		if !<-inItem {
-			t.Error("Holds() = false on a worker running an item")
+			t.Error("Holds(its Slot) = false in a running item")
+		}
+		if !<-inItem {
+			t.Error("Holds(the item's Slot) = false on a goroutine the item started")
 		}
 		if <-inItem {
-			t.Error("Holds() = true on a goroutine started by an item")
+			t.Error("another scheduler's Holds(the item's Slot) = true")
 		}
-		s.TryRun(func() {
-			if !s.Holds() {
-				t.Error("Holds() = false inside TryRun")
+		sl := <-kept
+		synctest.Wait()
+		if s.Holds(sl) {
+			t.Error("Holds(Slot of an item that returned) = true")
+		}
+		s.TryRun(scheduler.Slot{}, func(in scheduler.Slot) {
+			if !s.Holds(in) {
+				t.Error("Holds = false for the Slot TryRun gives")
 			}
+			// The Slot of TryRun carries the caller's on: a function run by
+			// other inside it holds both.
+			other.TryRun(in, func(in2 scheduler.Slot) {
+				if !s.Holds(in2) || !other.Holds(in2) {
+					t.Error("a Slot of a nested TryRun does not hold both slots")
+				}
+			})
 		})
-		if s.Holds() {
-			t.Error("Holds() = true after TryRun returned")
-		}
 		if err := s.Wait(t.Context()); err != nil {
 			t.Fatal(err)
 		}
 	})
-}
-
-func TestInlineMisusePanics(t *testing.T) {
-	s := scheduler.New(1)
-	var msg string
-	s.TryRun(func() { msg = panicMessage(func() { s.Wait(context.Background()) }) })
-	if want := "scheduler: Wait called from an item of the scheduler, which would wait for itself"; msg != want {
-		t.Errorf("Wait from an item panicked with %q; want %q", msg, want)
-	}
 }
 
 func TestReserve(t *testing.T) {

@@ -3,16 +3,20 @@ package scheduler
 import "fmt"
 
 // A Task is an item of work. Run is called at most once per time the task is
-// queued.
+// queued, with the slot the task holds while it runs: work done for the task
+// (a nested call of the task's own function, a goroutine it starts and
+// waits for) passes that slot to TryRun, Holds and Await, which is how the
+// Scheduler knows it for the task's own work.
 type Task interface {
-	Run()
+	Run(slot Slot)
 }
 
-// Func adapts an ordinary function to a Task.
+// Func adapts an ordinary function, which has no use for its slot, to a
+// Task. A queued Func costs one word of the list.
 type Func func()
 
 // Run calls f.
-func (f Func) Run() { f() }
+func (f Func) Run(Slot) { f() }
 
 // An ID names an item while it is queued. IDs increase with each item queued
 // and are never reused by a Scheduler; the zero ID names no item.
@@ -25,8 +29,8 @@ type barrier struct{ Task }
 // barrier starts only when every item queued before it has finished, and
 // nothing queued after it starts until it has finished, so it runs alone even
 // in a Scheduler with a limit above one (GCD's barrier blocks, .NET's
-// ConcurrentExclusiveSchedulerPair). Marking costs one allocation; the mark is
-// dropped when the item is queued, and [Scheduler.DequeueAll] returns t.
+// ConcurrentExclusiveSchedulerPair). Marking costs one allocation, and
+// DequeueAll returns the marked task.
 func Barrier(t Task) Task {
 	if t == nil {
 		panic("scheduler: Barrier(nil)")
@@ -34,19 +38,29 @@ func Barrier(t Task) Task {
 	return &barrier{t}
 }
 
-// unwrap returns the task to queue for t and whether it is a barrier. It
-// panics, naming call, if t is nil or holds a nil pointer or function, which
-// could not run.
-func unwrap(call string, t Task) (Task, bool) {
-	if t == nil {
+// isBarrier reports whether t was marked by Barrier.
+func isBarrier(t Task) bool {
+	_, ok := t.(*barrier)
+	return ok
+}
+
+// unbarrier returns the task a barrier marks, or t.
+func unbarrier(t Task) Task {
+	if b, ok := t.(*barrier); ok {
+		return b.Task
+	}
+	return t
+}
+
+// mustTask panics, naming call, if t is nil or a nil Func, which could not
+// run.
+func mustTask(call string, t Task) {
+	switch t := t.(type) {
+	case nil:
 		panic("scheduler: " + call + "(nil)")
+	case Func:
+		if t == nil {
+			panic(fmt.Sprintf("scheduler: %s(Func(nil))", call))
+		}
 	}
-	b, isBarrier := t.(*barrier)
-	if isBarrier {
-		t = b.Task
-	}
-	if split(t).data == nil {
-		panic(fmt.Sprintf("scheduler: %s(%T(nil))", call, t))
-	}
-	return t, isBarrier
 }

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/taskqueue-go/taskqueue/internal/panics"
 	"github.com/taskqueue-go/taskqueue/scheduler"
 )
 
@@ -40,7 +41,7 @@ func Apply(ctx context.Context, q *Queue, n int, f func(i int)) error {
 	if n < 0 {
 		panic(fmt.Sprintf("taskqueue: Apply(%d): the count must not be negative", n))
 	}
-	b := newBulk(ctx, q, n, min(q.Limit(), runtime.GOMAXPROCS(0)), func(lo, hi int) error {
+	b := newBulk(ctx, q, n, min(q.Limit(), runtime.GOMAXPROCS(0)), func(_ context.Context, lo, hi int) error {
 		for i := lo; i < hi; i++ {
 			f(i)
 		}
@@ -59,7 +60,7 @@ func ForEach[E any](ctx context.Context, q *Queue, items []E, f func(context.Con
 	}
 	mustQueue(q, "ForEach")
 	var b *bulk
-	b = newBulk(ctx, q, len(items), q.Limit(), func(lo, hi int) error {
+	b = newBulk(ctx, q, len(items), q.Limit(), func(ctx context.Context, lo, hi int) error {
 		for i := lo; i < hi && !b.stop.Load(); i++ {
 			if err := f(ctx, items[i]); err != nil {
 				return err
@@ -81,7 +82,7 @@ func Map[E, R any](ctx context.Context, q *Queue, items []E, f func(context.Cont
 	mustQueue(q, "Map")
 	out := make([]R, len(items))
 	var b *bulk
-	b = newBulk(ctx, q, len(items), q.Limit(), func(lo, hi int) error {
+	b = newBulk(ctx, q, len(items), q.Limit(), func(ctx context.Context, lo, hi int) error {
 		for i := lo; i < hi && !b.stop.Load(); i++ {
 			v, err := f(ctx, items[i])
 			if err != nil {
@@ -109,7 +110,7 @@ type bulk struct {
 	n     int
 	chunk int
 	width int // the most participants: the caller and width-1 helpers
-	body  func(lo, hi int) error
+	body  func(ctx context.Context, lo, hi int) error
 
 	next   atomic.Int64  // the first iteration not claimed
 	stop   atomic.Bool   // an error, panic or Goexit: claim no more
@@ -130,7 +131,7 @@ func mustQueue(q *Queue, call string) {
 	}
 }
 
-func newBulk(ctx context.Context, q *Queue, n, width int, body func(lo, hi int) error) *bulk {
+func newBulk(ctx context.Context, q *Queue, n, width int, body func(ctx context.Context, lo, hi int) error) *bulk {
 	width = max(1, min(width, n))
 	return &bulk{q: q, ctx: ctx, watch: ctx.Done() != nil, n: n,
 		chunk: max(1, n/(width*chunksEach)), width: width, body: body}
@@ -165,14 +166,14 @@ func (b *bulk) run() (err error) {
 		}
 		err = b.err
 	}()
-	if !b.q.s.TryRun(func() {
+	if !b.q.s.TryRun(slotOf(b.ctx), func(sl scheduler.Slot) {
 		helpers = b.help(b.width - 1)
-		b.participate()
+		b.participate(sl)
 	}) {
 		// No slot for the caller: it waits for a first helper, which waits
 		// for room as RunAsync would, and whose handle says if the queue
 		// dropped it.
-		first := b.q.RunAsync(b.ctx, func(context.Context) error { b.Run(); return nil })
+		first := b.q.RunAsync(b.ctx, func(ctx context.Context) error { b.Run(slotOf(ctx)); return nil })
 		helpers = b.help(b.width - 1)
 		if err := first.Wait(context.Background()); err != nil && !errors.Is(err, ErrGoexit) {
 			b.fail(err) // it never ran
@@ -187,7 +188,7 @@ func (b *bulk) run() (err error) {
 // takes the helpers that never started out of the queue.
 func (b *bulk) finish(helpers []scheduler.ID) {
 	if b.active.Load() != bulkClosed {
-		b.q.s.Await(func() { <-b.done })
+		b.q.s.Await(slotOf(b.ctx), func() { <-b.done })
 	}
 	for _, id := range helpers {
 		if b.q.s.TryDequeue(id) {
@@ -213,9 +214,9 @@ func (b *bulk) help(k int) []scheduler.ID {
 	return ids
 }
 
-// Run is a helper's part: it joins the participants, unless the work is
-// over, and takes part.
-func (b *bulk) Run() {
+// Run is a helper's part, on the slot sl: it joins the participants, unless
+// the work is over, and takes part.
+func (b *bulk) Run(sl scheduler.Slot) {
 	for {
 		a := b.active.Load()
 		if a == bulkClosed {
@@ -225,21 +226,24 @@ func (b *bulk) Run() {
 			break
 		}
 	}
-	b.participate()
+	b.participate(sl)
 }
 
-// participate claims chunks and runs them until none is left or the call
-// stops, then leaves.
-func (b *bulk) participate() {
-	normal := false
-	defer func() {
-		if !normal {
-			b.abort(recover())
-		}
+// participate claims chunks and runs them, on the slot sl, until none is left
+// or the call stops, then leaves.
+func (b *bulk) participate(sl scheduler.Slot) {
+	c := &taskCtx{}
+	c.start(b.ctx, sl)
+	p := panics.Recover(b.q.name, func() { b.work(c) }, func() {
+		c.end()
+		b.abort(nil)
 		b.leave()
-	}()
-	b.work()
-	normal = true
+	})
+	c.end()
+	if p != nil {
+		b.abort(p)
+	}
+	b.leave()
 }
 
 // leave ends a participant's part, once there is no work left for anyone:
@@ -261,7 +265,7 @@ func (b *bulk) leave() {
 	}
 }
 
-func (b *bulk) work() {
+func (b *bulk) work(ctx context.Context) {
 	for !b.stop.Load() {
 		if b.watch && b.ctx.Err() != nil {
 			b.fail(b.ctx.Err())
@@ -271,7 +275,7 @@ func (b *bulk) work() {
 		if lo >= b.n {
 			return
 		}
-		if err := b.body(lo, min(lo+b.chunk, b.n)); err != nil {
+		if err := b.body(ctx, lo, min(lo+b.chunk, b.n)); err != nil {
 			b.fail(err)
 			return
 		}
@@ -288,15 +292,14 @@ func (b *bulk) fail(err error) {
 	b.stop.Store(true)
 }
 
-// abort stops the call for a panic with v, or for runtime.Goexit if v is
-// nil, from the deferred call that recovered v.
-func (b *bulk) abort(v any) {
+// abort stops the call for the panic p, or for runtime.Goexit if p is nil.
+func (b *bulk) abort(p *PanicError) {
 	b.mu.Lock()
-	if v == nil {
+	if p == nil {
 		b.goexit = true
 		b.q.failed.Add(1)
 	} else if b.p == nil {
-		b.p = newPanicError(v, b.q)
+		b.p = p
 		b.q.panicked.Add(1)
 	}
 	b.mu.Unlock()

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
+	"log/slog"
 	"runtime"
 	"slices"
 	"strings"
@@ -125,7 +127,7 @@ func TestRunAsyncResult(t *testing.T) {
 	forEachKind(t, func(t *testing.T, k queueKind) {
 		q := k.new()
 		f := taskqueue.RunAsync(t.Context(), q, func(context.Context) (string, error) { return "hi", nil })
-		if v, err := f.Result(t.Context()); v != "hi" || err != nil {
+		if v, err := f.Wait(t.Context()); v != "hi" || err != nil {
 			t.Errorf("Result = %q, %v; want \"hi\", nil", v, err)
 		}
 		select {
@@ -151,7 +153,7 @@ func TestWaitContextBoundsTheWait(t *testing.T) {
 			t.Errorf("Wait = %v; want DeadlineExceeded", err)
 		}
 		f := taskqueue.RunAsync(t.Context(), q, func(context.Context) (int, error) { return 1, nil })
-		if v, err := f.Result(ctx); v != 0 || err != context.DeadlineExceeded {
+		if v, err := f.Wait(ctx); v != 0 || err != context.DeadlineExceeded {
 			t.Errorf("Result = %v, %v; want 0, DeadlineExceeded", v, err)
 		}
 		if h.Err() != nil {
@@ -213,45 +215,105 @@ func TestRunSyncFromOwnTask(t *testing.T) {
 	})
 }
 
-// TestRunSyncFromGoTask checks the re-entry from a task started with Go,
-// which has no context to tell it apart.
-func TestRunSyncFromGoTask(t *testing.T) {
+// TestRunSyncWithTheTasksContext checks the re-entry rule: RunSync with the
+// context a task received runs in the task's place, from the task itself, from
+// an iter.Pull body it drives, and from goroutines it starts and waits for,
+// the nested functions never overlapping.
+func TestRunSyncWithTheTasksContext(t *testing.T) {
 	forEachKind(t, func(t *testing.T, k queueKind) {
 		q := k.new()
-		done := make(chan int)
-		q.Go(func() {
-			v, _ := taskqueue.RunSync(context.Background(), q, func(context.Context) (int, error) { return 1, nil })
-			done <- v
-		})
-		if v := <-done; v != 1 {
-			t.Errorf("RunSync from a Go task = %d; want 1", v)
+		var in, most atomic.Int32
+		nested := func(context.Context) (int, error) {
+			n := in.Add(1)
+			defer in.Add(-1)
+			for {
+				m := most.Load()
+				if n <= m || most.CompareAndSwap(m, n) {
+					break
+				}
+			}
+			return 1, nil
+		}
+		v, err := taskqueue.RunAsync(context.Background(), q, func(ctx context.Context) (int, error) {
+			sum := 0
+			v, _ := taskqueue.RunSync(ctx, q, nested) // from the task
+			sum += v
+			next, stop := iter.Pull(func(yield func(int) bool) { // from a body it drives
+				v, _ := taskqueue.RunSync(ctx, q, nested)
+				yield(v)
+			})
+			v, _ = next()
+			stop()
+			sum += v
+			var wg sync.WaitGroup
+			var total atomic.Int32
+			for range 8 { // from goroutines it waits for
+				wg.Go(func() {
+					v, _ := taskqueue.RunSync(ctx, q, nested)
+					total.Add(int32(v))
+				})
+			}
+			wg.Wait()
+			return sum + int(total.Load()), nil
+		}).Wait(context.Background())
+		if v != 10 || err != nil {
+			t.Errorf("RunSync with the task's context, 10 times = %d, %v; want 10, nil", v, err)
+		}
+		if most.Load() != 1 {
+			t.Errorf("%d functions run in one task's place overlapped; want none", most.Load())
 		}
 	})
 }
 
-// TestRunSyncFromHelperGoroutineWaits checks that the re-entry rule follows
-// the goroutine: a goroutine started by a task does not run the task, so its
-// RunSync on a serial queue waits until the task is done.
-func TestRunSyncFromHelperGoroutineWaits(t *testing.T) {
+// TestRunSyncFromAnOutsiderWarns checks what RunSync does when called from
+// inside a serial queue's task without the task's context: it waits behind
+// the task, which here waits for it, until its context ends; meanwhile it
+// warns through log/slog that it may be waiting for itself.
+func TestRunSyncFromAnOutsiderWarns(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var logged strings.Builder
+		old := slog.Default()
+		slog.SetDefault(slog.New(slog.NewTextHandler(&logged, nil)))
+		defer slog.SetDefault(old)
+		q := taskqueue.NewSerial(taskqueue.WithName("ui"))
+		done := make(chan error)
+		q.Go(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*taskqueue.SlowWaitAfter)
+			defer cancel()
+			done <- q.RunSync(ctx, func(context.Context) error { return nil })
+		})
+		if err := <-done; err != context.DeadlineExceeded {
+			t.Errorf("RunSync from a Go task of a serial queue = %v; want DeadlineExceeded", err)
+		}
+		if got := logged.String(); !strings.Contains(got, "may be its caller") || !strings.Contains(got, "queue=ui") {
+			t.Errorf("logged %q; want the warning that the call may wait for itself", got)
+		}
+	})
+}
+
+// TestRunSyncAfterTheTaskReturned checks that a context kept past its task's
+// end no longer runs in the task's place: the call waits its turn.
+func TestRunSyncAfterTheTaskReturned(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		q := taskqueue.NewSerial()
-		var order []string
-		var mu sync.Mutex
-		note := func(s string) { mu.Lock(); order = append(order, s); mu.Unlock() }
-		helperDone := make(chan struct{})
-		q.RunSync(t.Context(), func(ctx context.Context) error {
-			go func() {
-				q.RunSync(ctx, func(context.Context) error { note("helper"); return nil })
-				close(helperDone)
-			}()
-			synctest.Wait()
-			note("task")
-			return nil
-		})
-		<-helperDone
-		if want := []string{"task", "helper"}; !slices.Equal(order, want) {
-			t.Errorf("order = %v; want %v", order, want)
+		kept := make(chan context.Context, 1)
+		q.RunAsync(t.Context(), func(ctx context.Context) error { kept <- ctx; return nil }).Wait(t.Context())
+		ctx := <-kept
+		release := make(chan struct{})
+		q.Go(func() { <-release })
+		done := make(chan struct{})
+		go func() {
+			q.RunSync(ctx, func(context.Context) error { return nil })
+			close(done)
+		}()
+		synctest.Wait()
+		select {
+		case <-done:
+			t.Fatal("RunSync with the context of a task that returned ran beside the queue's running task")
+		default:
 		}
+		close(release)
+		<-done
 	})
 }
 
@@ -369,9 +431,15 @@ func TestPanics(t *testing.T) {
 		q := k.new(p.handler())
 		errBoom := errors.New("boom")
 
-		// A task with a handle: the handle and the handler get the panic.
+		// A task with a handle that a caller waits for: the caller gets the
+		// panic, and the handler stays out.
+		release := block(t, q)
 		h := q.RunAsync(t.Context(), func(context.Context) error { panic(errBoom) })
-		err := h.Wait(t.Context())
+		waited := make(chan error)
+		go func() { waited <- h.Wait(t.Context()) }()
+		synctest.Wait()
+		release()
+		err := <-waited
 		var pe *taskqueue.PanicError
 		if !errors.As(err, &pe) || !errors.Is(err, errBoom) {
 			t.Fatalf("Wait = %v; want a *PanicError wrapping boom", err)
@@ -379,8 +447,15 @@ func TestPanics(t *testing.T) {
 		if !strings.Contains(string(pe.Stack), "TestPanics") {
 			t.Errorf("stack does not show the panicking task:\n%s", pe.Stack)
 		}
-		if got := p.take(); len(got) != 1 || got[0] != pe {
-			t.Errorf("handler got %v; want the handle's panic", got)
+		if got := p.take(); len(got) != 0 {
+			t.Errorf("handler got %v; want nothing: the waiting caller got the panic", got)
+		}
+		// A task with a handle that nobody waits for: the handler gets it,
+		// and the handle still reports it.
+		h = q.RunAsync(t.Context(), func(context.Context) error { panic(errBoom) })
+		synctest.Wait()
+		if got := p.take(); len(got) != 1 || !errors.Is(got[0], errBoom) || h.Err() != got[0] {
+			t.Errorf("handler got %v; want the unwatched handle's panic, which Err reports too", got)
 		}
 
 		// RunSync re-panics in the caller; the handler stays out.
@@ -390,7 +465,7 @@ func TestPanics(t *testing.T) {
 		if pe, ok := v.(*taskqueue.PanicError); !ok || pe.Value != "sync" {
 			t.Errorf("RunSync panicked with %v; want a *PanicError of \"sync\"", v)
 		}
-		release := block(t, q)
+		release = block(t, q)
 		result := make(chan any)
 		go func() {
 			result <- panicValue(func() {
@@ -415,8 +490,8 @@ func TestPanics(t *testing.T) {
 		if got := p.take(); len(got) != 1 || got[0].Value != "go" {
 			t.Errorf("handler got %v; want the panic of the Go task", got)
 		}
-		if s := q.Stats(); s.Panicked != 4 {
-			t.Errorf("Stats().Panicked = %d; want 4", s.Panicked)
+		if s := q.Stats(); s.Panicked != 5 {
+			t.Errorf("Stats().Panicked = %d; want 5", s.Panicked)
 		}
 	})
 }
@@ -645,12 +720,12 @@ func TestShutdownFromOwnTaskPanics(t *testing.T) {
 	forEachKind(t, func(t *testing.T, k queueKind) {
 		q := k.new()
 		var msg any
-		q.RunSync(t.Context(), func(context.Context) error {
-			msg = panicValue(func() { q.Close() })
+		q.RunSync(t.Context(), func(ctx context.Context) error {
+			msg = panicValue(func() { q.Shutdown(ctx) })
 			return nil
 		})
 		if want := "taskqueue: Shutdown called from one of the queue's own tasks, which would wait for itself"; fmt.Sprint(msg) != want {
-			t.Errorf("Close from a task panicked with %v; want %q", msg, want)
+			t.Errorf("Shutdown from a task, with its context, panicked with %v; want %q", msg, want)
 		}
 		if err := q.Close(); err != nil {
 			t.Errorf("Close = %v", err)

@@ -41,7 +41,7 @@ func (q *Queue) submitAfter(ctx context.Context, d time.Duration, h *Handle, r r
 		q.submit(ctx, h, r)
 		return
 	}
-	h.ctx, h.q = ctx, q
+	h.init(ctx, q)
 	if err := ctx.Err(); err != nil {
 		q.reject(h, err)
 		return
@@ -119,7 +119,7 @@ func (q *Queue) armLocked(now time.Time) {
 func (q *Queue) reserve(ctx context.Context) (*scheduler.Reservation, error) {
 	var r *scheduler.Reservation
 	var err error
-	if q.mayWait() {
+	if q.mayWait(ctx) {
 		r, err = q.s.ReserveContext(ctx)
 	} else {
 		r, err = q.s.Reserve()

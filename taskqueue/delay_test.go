@@ -42,7 +42,7 @@ func TestRunAfterNeverStartsEarly(t *testing.T) {
 		f := taskqueue.RunAfter(t.Context(), q, time.Minute, func(context.Context) (time.Duration, error) {
 			return time.Since(start), nil
 		})
-		if v, err := f.Result(t.Context()); v != time.Hour+time.Minute || err != nil {
+		if v, err := f.Wait(t.Context()); v != time.Hour+time.Minute || err != nil {
 			t.Errorf("RunAfter[Duration] = %v, %v; want 1h1m0s, nil", v, err)
 		}
 	})

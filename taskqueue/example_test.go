@@ -187,7 +187,7 @@ func ExampleRunAsync() {
 	f := taskqueue.RunAsync(ctx, q, func(context.Context) (string, error) {
 		return strings.ToUpper("gopher"), nil
 	})
-	v, err := f.Result(ctx)
+	v, err := f.Wait(ctx)
 	fmt.Println(v, err)
 	// Output: GOPHER <nil>
 }
@@ -207,7 +207,7 @@ func ExampleRunAfter() {
 	f := taskqueue.RunAfter(ctx, q, time.Millisecond, func(context.Context) (string, error) {
 		return "later", nil
 	})
-	fmt.Println(f.Result(ctx))
+	fmt.Println(f.Wait(ctx))
 	// Output: later <nil>
 }
 
@@ -244,7 +244,7 @@ func ExampleFuture_Result() {
 	f := taskqueue.RunAsync(ctx, q, func(context.Context) ([]string, error) {
 		return strings.Fields("a b c"), nil
 	})
-	words, err := f.Result(ctx)
+	words, err := f.Wait(ctx)
 	fmt.Println(len(words), err)
 	// Output: 3 <nil>
 }
@@ -287,7 +287,7 @@ func ExampleDefaultConcurrent() {
 		futures[i] = taskqueue.RunAsync(ctx, q, func(context.Context) (int, error) { return i * 10, nil })
 	}
 	for _, f := range futures {
-		v, _ := f.Result(ctx)
+		v, _ := f.Wait(ctx)
 		fmt.Print(v, " ")
 	}
 	fmt.Println()

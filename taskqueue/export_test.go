@@ -13,8 +13,8 @@ func (q *Queue) HasTimer() bool {
 	return q.timer != nil
 }
 
-// Slots returns the number of slots of q's scheduler that goroutines hold.
-func (q *Queue) Slots() int { return len(q.s.Holders()) }
+// Slots returns the number of items running on the slots of q.s scheduler.
+func (q *Queue) Slots() int { return q.s.Stats().Running }
 
 // Wait waits until q is idle.
 func (q *Queue) Wait(ctx context.Context) error { return q.s.Wait(ctx) }

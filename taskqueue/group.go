@@ -103,39 +103,6 @@ func isDone(s uint64) bool {
 	return running(s) == 0 && (s&stateCancel != 0 || queued(s) == 0)
 }
 
-type memberErr struct {
-	i   int64
-	err error
-}
-
-// A member is a function added to a group, waiting in it, then run.
-type member struct {
-	next *member // in the group's pending list, then in a runner's batch
-	f    func(context.Context) error
-	i    int64
-	typ  typedMember // the GroupOf member that embeds this one, or nil
-}
-
-// A typedMember is a member of a GroupOf.
-type typedMember interface {
-	call(ctx context.Context) error
-	// end records how the member ended: before it counts as ended.
-	end(err error)
-}
-
-func (m *member) call(ctx context.Context) error {
-	if m.typ != nil {
-		return m.typ.call(ctx)
-	}
-	return m.f(ctx)
-}
-
-func (m *member) end(err error) {
-	if m.typ != nil {
-		m.typ.end(err)
-	}
-}
-
 // A GroupOption configures a Group; options are given to NewGroup and
 // NewGroupOf.
 type GroupOption interface {
@@ -234,6 +201,7 @@ func (g *Group) add(m *member) {
 		if s&stateEnded != 0 {
 			panic("taskqueue: Group.Go after Wait returned: a group is used once")
 		}
+		g.q.canceled.Add(1) // accepted, and never to run
 		g.mu.Lock()
 		g.lost = true
 		g.mu.Unlock()
@@ -247,200 +215,6 @@ func (g *Group) add(m *member) {
 		}
 	}
 	g.wakeRunner()
-}
-
-// take returns the members of the pending list in the order they were added,
-// linked by next, and empties the list. Adding to the list costs a member one
-// compare-and-swap and no lock; the runners take it at once.
-func (g *Group) take() *member {
-	var batch *member
-	for m := g.pending.Swap(nil); m != nil; {
-		next := m.next
-		m.next = batch
-		batch = m
-		m = next
-	}
-	return batch
-}
-
-// pop returns the member to run next, or nil if none waits.
-func (g *Group) pop() *member {
-	g.outMu.Lock()
-	m := g.out.Load()
-	if m == nil {
-		m = g.take()
-	}
-	if m != nil {
-		g.out.Store(m.next)
-		m.next = nil
-	}
-	g.outMu.Unlock()
-	return m
-}
-
-// takeAll returns every member waiting, in order, and empties the lists.
-func (g *Group) takeAll() *member {
-	g.outMu.Lock()
-	defer g.outMu.Unlock()
-	first := g.out.Swap(nil)
-	rest := g.take()
-	if first == nil {
-		return rest
-	}
-	last := first
-	for last.next != nil {
-		last = last.next
-	}
-	last.next = rest
-	return first
-}
-
-// runMember runs m on a runner: if the group is not canceled, m starts, and
-// ends with its outcome.
-func (g *Group) runMember(m *member) {
-	if !g.start() {
-		g.q.canceled.Add(1)
-		return
-	}
-	g.q.inner.Add(1)
-	normal := false
-	defer func() {
-		if !normal {
-			g.abortMember(m, recover())
-		}
-	}()
-	var err error
-	if g.q.observer == nil && g.q.labels == nil {
-		err = m.call(g.ctx)
-	} else {
-		err = g.q.invoke(g.ctx, m.call)
-	}
-	normal = true
-	if err != nil {
-		g.q.failed.Add(1)
-	}
-	g.settle(m, -runningOne, err)
-}
-
-// start moves a member from queued to running, reporting whether it may
-// run: not if the group is canceled, or its context done.
-func (g *Group) start() bool {
-	if g.watch && g.ctx.Err() != nil {
-		g.abort(context.Cause(g.ctx), false)
-	}
-	if s := g.addState(runningOne - queuedOne); s&stateCancel != 0 {
-		g.change(-runningOne) // canceled first: it never started
-		return false
-	}
-	return true
-}
-
-// abortMember ends a member that panicked with v, or that called
-// runtime.Goexit if v is nil, from the deferred call that recovered v.
-func (g *Group) abortMember(m *member, v any) {
-	var err error = ErrGoexit
-	if v == nil {
-		g.q.failed.Add(1)
-	} else {
-		p := newPanicError(v, g.q)
-		g.q.panicked.Add(1)
-		g.q.onPanic(p)
-		err = p
-	}
-	g.settle(m, -runningOne, err)
-}
-
-// settle ends member m, which ran or which the queue refused, with err: it
-// records err and takes m off the counts by delta.
-func (g *Group) settle(m *member, delta int64, err error) {
-	if err != nil {
-		g.fail(m.i, err)
-	}
-	m.end(err)
-	if delta != 0 {
-		g.change(delta)
-	}
-}
-
-// refuse ends the members of the list from m, which never ran, with err:
-// dropped if the group is canceled, failed otherwise.
-func (g *Group) refuse(m *member, err error) {
-	for m != nil {
-		next := m.next
-		m.next = nil
-		if g.state.Load()&stateCancel != 0 {
-			g.q.canceled.Add(1)
-			g.change(-queuedOne)
-		} else {
-			g.settle(m, -queuedOne, err)
-		}
-		m = next
-	}
-}
-
-// fail records the error of member i, canceling a group made
-// WithCancelOnError.
-func (g *Group) fail(i int64, err error) {
-	if g.failFast {
-		g.abort(err, true)
-		return
-	}
-	g.mu.Lock()
-	g.errs = append(g.errs, memberErr{i, err})
-	g.mu.Unlock()
-}
-
-// abort cancels the group with cause, from a member that failed if
-// byMember: members that have not started never run. Only the first call
-// counts.
-func (g *Group) abort(cause error, byMember bool) {
-	g.mu.Lock()
-	s := g.state.Load()
-	if s&stateCancel != 0 {
-		g.mu.Unlock()
-		return
-	}
-	g.first, g.byMember = cause, byMember
-	for !g.state.CompareAndSwap(s, s|stateCancel) {
-		s = g.state.Load()
-	}
-	g.queuedAt = int(queued(s))
-	if queued(s) > 0 {
-		g.lost = true
-	}
-	g.mu.Unlock()
-	g.woke(s | stateCancel)
-	if g.cancel != nil {
-		g.cancel(cause)
-	}
-	g.refuse(g.takeAll(), nil) // dropped: the group is canceled
-}
-
-// change adds delta to the counts and wakes Wait if the group is done.
-func (g *Group) change(delta int64) {
-	g.woke(g.addState(delta))
-}
-
-// addState adds delta to the counts and returns the new state.
-func (g *Group) addState(delta int64) uint64 {
-	return g.state.Add(uint64(delta))
-}
-
-// woke is called after each change of the state that may end the group,
-// with the new state ns: it ends the wait of Wait, and wakes the iterations
-// of GroupOf.Completed. Of the changes that find the group done while Wait
-// waits, the one that marks done closed closes it; a change that fails to
-// mark it was overtaken by another, which calls woke in turn.
-func (g *Group) woke(ns uint64) {
-	if isDone(ns) && ns&(stateWaited|stateClosed) == stateWaited &&
-		g.state.CompareAndSwap(ns, ns|stateClosed) {
-		close(g.done)
-	}
-	if g.streams.Load() > 0 {
-		g.mu.Lock()
-		g.cond.Broadcast()
-		g.mu.Unlock()
-	}
 }
 
 // Wait blocks until every member has ended, or, once the group is canceled,
@@ -461,24 +235,39 @@ func (g *Group) woke(ns uint64) {
 // task at a time, could only wait forever: Wait panics instead. From a task
 // of a queue of the same tree, it lends the waiting task's slots, as
 // Handle.Wait does.
-func (g *Group) Wait() error {
-	g.waitMembers("Group.Wait")
+func (g *Group) Wait(ctx context.Context) error {
+	if err := g.waitMembers(ctx, "Group.Wait"); err != nil {
+		return err
+	}
 	return g.result()
 }
 
-func (g *Group) waitMembers(call string) {
+// waitMembers waits until the group is done, then ends it, or returns
+// ctx.Err() if ctx is done first.
+func (g *Group) waitMembers(ctx context.Context, call string) error {
 	for {
 		s := g.state.Load()
 		if isDone(s) {
 			break
 		}
-		g.mustNotWaitForItself(call)
+		g.mustNotWaitForItself(ctx, call)
 		if s&stateWaited != 0 || g.state.CompareAndSwap(s, s|stateWaited) {
-			g.q.s.Await(func() { <-g.done })
+			var err error
+			g.q.s.Await(slotOf(ctx), func() {
+				select {
+				case <-g.done:
+				case <-ctx.Done():
+					err = ctx.Err()
+				}
+			})
+			if err != nil && !isDone(g.state.Load()) {
+				return err
+			}
 			break
 		}
 	}
 	g.end()
+	return nil
 }
 
 // end ends the group once it is done: it stops the watch of its context and
@@ -498,11 +287,14 @@ func (g *Group) end() {
 	}
 }
 
-// mustNotWaitForItself panics when the caller runs a task of the group's
-// queue and that queue runs one task at a time: its members could never
-// start.
-func (g *Group) mustNotWaitForItself(call string) {
-	if g.q.Limit() == 1 && g.q.s.Holds() {
+// mustNotWaitForItself panics when the waiting work, by its context, is a
+// member of the group, or runs a task of the group's queue and that queue
+// runs one task at a time: it would wait for itself.
+func (g *Group) mustNotWaitForItself(ctx context.Context, call string) {
+	if isMemberOf(ctx, g) {
+		panic("taskqueue: " + call + " from a member of the group, which would wait for itself")
+	}
+	if g.q.Limit() == 1 && g.q.s.Holds(slotOf(ctx)) {
 		panic("taskqueue: " + call + " from a task of the group's own serial queue, which would wait for itself")
 	}
 }

@@ -24,7 +24,7 @@ func ExampleGroup() {
 			return nil
 		})
 	}
-	fmt.Println(g.Wait())
+	fmt.Println(g.Wait(context.Background()))
 	// Output:
 	// load missing.png: not found
 	// load gone.ogg: not found
@@ -45,7 +45,7 @@ func ExampleWithCancelOnError() {
 			return nil
 		})
 	}
-	fmt.Println(g.Wait(), "after", ran.Load(), "members")
+	fmt.Println(g.Wait(context.Background()), "after", ran.Load(), "members")
 	// Output: step 2 failed after 3 members
 }
 
@@ -65,7 +65,7 @@ func ExampleWithGroupLimit() {
 			return nil
 		})
 	}
-	g.Wait()
+	g.Wait(context.Background())
 	fmt.Println("more than 2 at once:", peak.Load() > 2)
 	// Output: more than 2 at once: false
 }
@@ -78,7 +78,7 @@ func ExampleGroupOf() {
 	for _, s := range []string{"a", "bbb", "cc"} {
 		g.Go(func(context.Context) (int, error) { return len(s), nil })
 	}
-	sizes, err := g.Wait()
+	sizes, err := g.Wait(context.Background())
 	fmt.Println(sizes, err)
 	// Output: [1 3 2] <nil>
 }
@@ -146,7 +146,7 @@ func ExampleThen() {
 	size := taskqueue.Then(ctx, data, cpu, func(_ context.Context, b []byte) (int, error) {
 		return len(b), nil // parse
 	})
-	fmt.Println(size.Result(ctx))
+	fmt.Println(size.Wait(ctx))
 	// Output: 10 <nil>
 }
 

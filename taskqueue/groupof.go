@@ -71,8 +71,10 @@ func (m *memberOf[T]) end(err error) {
 // of a member that failed is the one it returned with its error, and that
 // of a member that never ran (the group was canceled, or the queue refused
 // it) is the zero T.
-func (g *GroupOf[T]) Wait() ([]T, error) {
-	g.g.waitMembers("GroupOf.Wait")
+func (g *GroupOf[T]) Wait(ctx context.Context) ([]T, error) {
+	if err := g.g.waitMembers(ctx, "GroupOf.Wait"); err != nil {
+		return nil, err
+	}
 	return g.values(), g.g.result()
 }
 
@@ -124,7 +126,7 @@ func (g *GroupOf[T]) Completed() iter.Seq2[T, error] {
 				}
 				continue
 			}
-			g.g.mustNotWaitForItself("GroupOf.Completed")
+			g.g.mustNotWaitForItself(g.g.ctx, "GroupOf.Completed")
 			g.waitForMore(mark)
 		}
 	}
@@ -135,7 +137,7 @@ func (g *GroupOf[T]) waitForMore(mark *memberOf[T]) {
 	gg := &g.g
 	gg.streams.Add(1)
 	defer gg.streams.Add(-1)
-	gg.q.s.Await(func() {
+	gg.q.s.Await(slotOf(gg.ctx), func() {
 		gg.mu.Lock()
 		defer gg.mu.Unlock()
 		for g.head.Load() == mark && !isDone(gg.state.Load()) {

@@ -1,6 +1,10 @@
 package taskqueue
 
-import "context"
+import (
+	"context"
+
+	"github.com/taskqueue-go/taskqueue/scheduler"
+)
 
 // runnerQuantum is how many members a runner runs on one turn of its
 // queue's slot before it queues itself again behind the queue's other tasks,
@@ -11,7 +15,8 @@ const runnerQuantum = 64
 // A groupRunner is a task of a group's queue that runs the group's members,
 // one after the other, in the order they were added. A group keeps at most
 // its width of runners queued or running; a runner exits when no member
-// waits, so an idle group has none.
+// waits, so an idle group has none. While a group has runners, its queue
+// lists it (Queue.groups), so that CloseNow finds the members waiting in it.
 type groupRunner struct {
 	g *Group
 }
@@ -19,17 +24,24 @@ type groupRunner struct {
 // wakeRunner queues a runner for the pending members unless the group has
 // as many as it may.
 func (g *Group) wakeRunner() {
-	for {
-		n := g.runners.Load()
-		if n >= g.width {
-			return
-		}
-		if g.runners.CompareAndSwap(n, n+1) {
-			break
-		}
+	if g.runners.Load() >= g.width {
+		return // the common case, with no lock: the runners take the members
 	}
-	if _, err := g.q.enqueue(g.ctx, &groupRunner{g: g}); err != nil {
-		g.q.rejected.Add(1)
+	q := g.q
+	q.mu.Lock()
+	if g.runners.Load() >= g.width {
+		q.mu.Unlock()
+		return
+	}
+	if g.runners.Add(1) == 1 {
+		if q.groups == nil {
+			q.groups = make(map[*Group]struct{})
+		}
+		q.groups[g] = struct{}{}
+	}
+	q.mu.Unlock()
+	if _, err := q.enqueue(g.ctx, &groupRunner{g: g}); err != nil {
+		q.rejected.Add(1)
 		g.runnerGone(err)
 	}
 }
@@ -38,7 +50,13 @@ func (g *Group) wakeRunner() {
 // the queue refused it (err is not nil). Members pushed meanwhile get a
 // runner, or, if the queue refuses every runner, the queue's error.
 func (g *Group) runnerGone(err error) {
+	q := g.q
+	q.mu.Lock()
 	left := g.runners.Add(-1)
+	if left == 0 {
+		delete(q.groups, g)
+	}
+	q.mu.Unlock()
 	if !g.hasWaiting() {
 		return
 	}
@@ -54,9 +72,9 @@ func (g *Group) runnerGone(err error) {
 	}
 }
 
-// Run runs members until none is left, or until the runner's quantum is
-// spent, when it queues itself again.
-func (r *groupRunner) Run() {
+// Run runs members, on the slot sl, until none is left, or until the
+// runner's quantum is spent, when it queues itself again.
+func (r *groupRunner) Run(sl scheduler.Slot) {
 	g := r.g
 	g.q.skipped.Add(1) // the members count as the queue's tasks, not the runner
 	normal := false
@@ -72,7 +90,16 @@ func (r *groupRunner) Run() {
 			g.runnerGone(nil)
 			return
 		}
-		g.runMember(m)
+		if g.q.closedNow.Load() {
+			// CloseNow stops the members that have not started, those a
+			// running runner would reach after it included.
+			m.next = g.takeAll()
+			g.refuse(m, ErrClosed)
+			normal = true
+			g.runnerGone(nil)
+			return
+		}
+		g.runMember(m, sl)
 		if n == runnerQuantum && g.hasWaiting() {
 			n = 0
 			if _, err := g.q.s.Enqueue(r); err == nil {
@@ -103,4 +130,10 @@ func (r *groupRunner) handOn() {
 // waiting fail with err.
 func (r *groupRunner) drop(err error) {
 	r.g.runnerGone(err)
+}
+
+// closeNow ends, with ErrClosed, the members of g that have not started,
+// for the queue's CloseNow, and returns how many.
+func (g *Group) closeNow() int {
+	return g.refuse(g.takeAll(), ErrClosed)
 }

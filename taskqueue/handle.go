@@ -17,25 +17,30 @@ import (
 // The return of the task happens before Wait returns, before IsDone reports
 // true and before the channel returned by Done is closed.
 type Handle struct {
-	ctx   context.Context      // the context the task was submitted with
+	tc    taskCtx              // the context the task receives, and the slot it holds while it runs
 	q     *Queue               // the queue it was submitted to
 	id    atomic.Uint64        // its scheduler.ID once queued; 0 while it waits for its due time
 	state atomic.Pointer[node] // see node
+	// done is counted down when the task is done: the waits that watch no
+	// context wait on it, which costs no allocation; sleepers counts them.
+	done     sync.WaitGroup
+	sleepers atomic.Int32
 }
 
 // A node is what a Handle's state points to. While the task is pending, the
-// state is nil or the newest of a list of nodes: those waiting for the task,
-// pushed with compare-and-swap, on top of, for a delayed task, the node that
-// holds its reservation. Once the task is done, the state is its outcome,
-// which ends the list for good; the task's finisher swaps it in and signals
-// every node of the list it took.
+// state is nil or the newest of a list of nodes, pushed with
+// compare-and-swap: the channel of Done, the waits that also watch a
+// context, the callbacks of continuations and groups, and, for a delayed
+// task, the node that holds its reservation. Nodes are never changed once
+// pushed, so that any goroutine may walk the list it loaded. Once the task is
+// done, the state is its outcome, which ends the list for good; the task's
+// finisher swaps it in and signals every node of the list it took.
 type node struct {
 	next *node
 	kind nodeKind
 	err  error                  // outcome: how the task ended
 	ch   chan struct{}          // doneChan: closed when done; waitChan: receives once
 	stop func() bool            // doneChan: stops the watch of the task's context
-	park *parker                // pooled: woken when done
 	res  *scheduler.Reservation // delayed: the room the task holds
 	call func()                 // callback: called when done
 }
@@ -46,17 +51,12 @@ const (
 	outcome  nodeKind = iota // the task is done
 	doneChan                 // the channel of Done
 	waitChan                 // a Wait call's that also watches a context
-	pooled                   // a Wait call's, reused once woken
 	delayed                  // the reservation of a task that waits for its due time
 	callback                 // a function to call when the task is done
 )
 
 // succeeded is the outcome of every task that returned nil.
 var succeeded = &node{kind: outcome}
-
-// waiters are the nodes of Wait calls that watch no context, reused, so that
-// such a wait allocates nothing; see BenchmarkRunAsyncWait.
-var waiters = sync.Pool{New: func() any { return &node{kind: pooled, park: newParker()} }}
 
 // closedChan is returned by Done for tasks done before anyone asked.
 var closedChan = func() chan struct{} {
@@ -79,6 +79,15 @@ func (a aborted) unwrap() error {
 	return ErrGoexit
 }
 
+// init readies h for a task submitted to q with ctx.
+func (h *Handle) init(ctx context.Context, q *Queue) {
+	h.tc.Context, h.q = ctx, q
+	h.done.Add(1)
+}
+
+// ctx returns the context the task was submitted with.
+func (h *Handle) ctx() context.Context { return h.tc.Context }
+
 // IsDone reports, without blocking, whether the task is done: it returned,
 // panicked, was canceled, or was not accepted.
 func (h *Handle) IsDone() bool {
@@ -95,26 +104,22 @@ func (h *Handle) Done() <-chan struct{} {
 	var w *node
 	for {
 		top := h.state.Load()
-		ch := closedChan
-		if top == nil || top.kind != outcome {
-			ch = doneChanOf(top)
-			// A walk that began before the task finished may have followed a
-			// pooled node into another handle's list: trust what it found only
-			// if the task is still pending, which means the list was intact.
-			if h.IsDone() {
-				ch = closedChan
-			}
-		}
-		if ch != nil {
+		if top != nil && top.kind == outcome {
 			if w != nil && w.stop != nil {
 				w.stop()
 			}
-			return ch
+			return closedChan
+		}
+		if ch := find(top, doneChan); ch != nil {
+			if w != nil && w.stop != nil {
+				w.stop()
+			}
+			return ch.ch
 		}
 		if w == nil {
 			w = &node{kind: doneChan, ch: make(chan struct{})}
-			if h.ctx.Done() != nil {
-				w.stop = context.AfterFunc(h.ctx, func() { h.q.cancel(h, h.ctx.Err()) })
+			if h.ctx().Done() != nil {
+				w.stop = context.AfterFunc(h.ctx(), func() { h.q.cancel(h, h.ctx().Err()) })
 			}
 		}
 		w.next = top
@@ -124,11 +129,11 @@ func (h *Handle) Done() <-chan struct{} {
 	}
 }
 
-// doneChanOf returns the channel of the Done node in the list from top, or nil.
-func doneChanOf(top *node) chan struct{} {
+// find returns the first node of kind in the list from top, or nil.
+func find(top *node, kind nodeKind) *node {
 	for n := top; n != nil; n = n.next {
-		if n.kind == doneChan {
-			return n.ch
+		if n.kind == kind {
+			return n
 		}
 	}
 	return nil
@@ -155,43 +160,37 @@ func (h *Handle) Err() error {
 // Wait blocks until the task is done and returns Err, or until ctx is done and
 // returns ctx.Err(); the task then goes on. If the task's own context is done
 // before the task starts, the task is canceled at once. Waiting costs no
-// allocation. A task that waits for a task of a queue of its own tree lends
-// its slots of their shared targets while it waits (see WithTarget), so that
-// waiting tasks cannot hold every slot the awaited task needs.
+// allocation when neither context can be done. A task that waits, with its
+// own context, for a task of a queue of its own tree lends its slots of
+// their shared targets while it waits (see WithTarget), so that waiting
+// tasks cannot hold every slot the awaited task needs.
 func (h *Handle) Wait(ctx context.Context) error {
 	if h.IsDone() {
 		return h.Err()
 	}
 	var err error
-	// A task that waits for a queue of its own tree lends its slots of the
-	// targets above that queue meanwhile; see scheduler.Scheduler.Await.
-	h.q.s.Await(func() { err = h.wait(ctx) })
+	h.q.s.Await(slotOf(ctx), func() { err = h.wait(ctx) })
 	return err
 }
 
 func (h *Handle) wait(ctx context.Context) error {
-	if ctx.Done() == nil && h.ctx.Done() == nil {
-		w := waiters.Get().(*node)
-		if h.push(w) {
-			w.park.wait()
-		}
-		// The finisher is done with w: it read w.next before waking it.
-		w.next = nil
-		waiters.Put(w)
+	if ctx.Done() == nil && h.ctx().Done() == nil {
+		h.sleepers.Add(1)
+		h.done.Wait()
 		return h.Err()
 	}
 	w := &node{kind: waitChan, ch: make(chan struct{}, 1)}
 	if !h.push(w) {
 		return h.Err()
 	}
-	taskDone := h.ctx.Done()
+	taskDone := h.ctx().Done()
 	for {
 		select {
 		case <-w.ch:
 			return h.Err()
 		case <-taskDone:
 			taskDone = nil // cancel the task if it has not started; wait on
-			h.q.cancel(h, h.ctx.Err())
+			h.q.cancel(h, h.ctx().Err())
 		case <-ctx.Done():
 			return ctx.Err() // w stays in the list; its signal goes unread
 		}
@@ -244,14 +243,10 @@ func (q *Queue) cancel(h *Handle, err error) bool {
 	return q.cancelDelayed(h, err)
 }
 
-// reservation returns the room a delayed task holds, or nil. The task's
-// queue must be locked and the task still delayed, so that its list of nodes
-// cannot be taken by a finisher during the walk.
+// reservation returns the room a delayed task holds, or nil.
 func (h *Handle) reservation() *scheduler.Reservation {
-	for n := h.state.Load(); n != nil; n = n.next {
-		if n.kind == delayed {
-			return n.res
-		}
+	if n := find(h.state.Load(), delayed); n != nil {
+		return n.res
 	}
 	return nil
 }
@@ -259,114 +254,30 @@ func (h *Handle) reservation() *scheduler.Reservation {
 // finish completes the task with err and signals those waiting for it.
 // Exactly one path finishes a task: the scheduler's lock (TryDequeue against
 // the worker's pop) and the queue's lock (for delayed tasks) decide which.
-func (h *Handle) finish(err error) {
+// It reports whether anyone was waiting for the task: a Wait, Done, a
+// continuation or a group.
+func (h *Handle) finish(err error) (watched bool) {
 	out := succeeded
 	if err != nil {
 		out = &node{kind: outcome, err: err}
 	}
-	for n := h.state.Swap(out); n != nil; {
-		next := n.next // before the signal, after which a pooled node is reused
+	for n := h.state.Swap(out); n != nil; n = n.next {
 		switch n.kind {
 		case doneChan:
 			if n.stop != nil {
 				n.stop()
 			}
 			close(n.ch)
+			watched = true
 		case waitChan:
 			n.ch <- struct{}{}
-		case pooled:
-			n.park.wake()
+			watched = true
 		case callback:
 			n.call()
+			watched = true
 		}
-		n = next
 	}
+	watched = watched || h.sleepers.Load() > 0
+	h.done.Done()
+	return watched
 }
-
-// run calls f with the task's context and completes the task with the
-// outcome. A task whose context is done before it starts does not run.
-func (h *Handle) run(f func(context.Context) error) {
-	if err := h.ctx.Err(); err != nil {
-		h.q.skipped.Add(1)
-		h.q.canceled.Add(1)
-		h.finish(err)
-		return
-	}
-	normal := false
-	defer func() {
-		if !normal {
-			h.abort(recover())
-		}
-	}()
-	err := h.q.invoke(h.ctx, f)
-	normal = true
-	if err != nil {
-		h.q.failed.Add(1)
-	}
-	h.finish(err)
-}
-
-// abort completes a task that panicked with v, or that called
-// runtime.Goexit if v is nil. It runs in the deferred call that recovered v,
-// so the stack it records is the panic's. The panic goes to the queue's
-// panic handler before the handle completes.
-func (h *Handle) abort(v any) {
-	if v == nil {
-		h.q.failed.Add(1)
-		h.finish(aborted{})
-		return
-	}
-	p := newPanicError(v, h.q)
-	h.q.panicked.Add(1)
-	h.q.onPanic(p)
-	h.finish(aborted{p})
-}
-
-// runner is a task the queue runs: a scheduler.Task with a Handle.
-type runner interface {
-	scheduler.Task
-	handle() *Handle
-}
-
-// errTask is an untyped task: 48 bytes, a single allocation per RunAsync.
-type errTask struct {
-	Handle
-	fn func(context.Context) error
-}
-
-func (t *errTask) Run()            { t.run(t.fn) }
-func (t *errTask) handle() *Handle { return &t.Handle }
-
-// A Future is the Handle of a task that returns a value of type T, made by
-// the generic functions RunAsync and RunAfter. Its methods are those of
-// Handle, plus Result.
-type Future[T any] struct {
-	Handle
-	fn  func(context.Context) (T, error)
-	val T // written by the task before it is done
-}
-
-// Result waits for the task as Wait does and returns the value and error the
-// task returned. If the task did not return (see Handle.Err), or ctx is done
-// first, Result returns the zero T and the error.
-func (f *Future[T]) Result(ctx context.Context) (T, error) {
-	if err := f.Wait(ctx); !f.IsDone() {
-		var zero T
-		return zero, err
-	}
-	return f.val, f.Err() // val stays zero unless the task returned
-}
-
-// futureTask is a Future seen by the scheduler: the same memory with a Run
-// method, which Future itself does not export.
-type futureTask[T any] Future[T]
-
-func (t *futureTask[T]) Run() {
-	t.run(func(ctx context.Context) error {
-		v, err := t.fn(ctx)
-		t.val = v
-		return err
-	})
-}
-
-func (t *futureTask[T]) handle() *Handle { return &t.Handle }

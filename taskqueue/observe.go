@@ -5,7 +5,7 @@ import (
 	"runtime/pprof"
 	"time"
 
-	"github.com/taskqueue-go/taskqueue/scheduler"
+	"github.com/taskqueue-go/taskqueue/internal/panics"
 )
 
 // An Observer sees the tasks of a queue start and end, on the goroutine that
@@ -24,44 +24,37 @@ type Observer interface {
 // Name returns the name q was made with (see WithName), or "".
 func (q *Queue) Name() string { return q.name }
 
-// invoke calls f, the function of a task that a worker runs, with the
-// task's context: observed, if q has an Observer, and with the context's
-// pprof labels, if q is named and the context carries some. Neither costs
-// anything otherwise.
-func (q *Queue) invoke(ctx context.Context, f func(context.Context) error) error {
-	if q.observer == nil && q.labels == nil {
-		return f(ctx)
-	}
+// call calls f with ctx, as the function of a task of q, and returns its
+// error, or its panic with the stack of the panic. It is the one way the
+// queues call the functions of their users. If q is named and ctx carries
+// pprof labels, f runs with those and the queue's; an Observer hears of the
+// start and the end. Neither costs anything otherwise. If f calls
+// runtime.Goexit, goexit runs, after the Observer heard of it, and the Goexit
+// goes on.
+func (q *Queue) call(ctx context.Context, f func(context.Context) error, goexit func()) (err error, p *PanicError) {
 	if q.labels != nil && hasLabels(ctx) {
 		pprof.SetGoroutineLabels(pprof.WithLabels(ctx, pprof.Labels("queue", q.name)))
 		defer pprof.SetGoroutineLabels(q.labels) // the worker's own
 	}
-	if q.observer == nil {
-		return f(ctx)
+	obs := q.observer
+	if obs == nil {
+		p = panics.Recover(q.name, func() { err = f(ctx) }, goexit)
+		return err, p
 	}
-	return q.observe(func() error { return f(ctx) })
-}
-
-// observe calls f for a queue with an Observer, telling it of f's start
-// and end; a panic or runtime.Goexit goes on after the report.
-func (q *Queue) observe(f func() error) (err error) {
-	q.observer.TaskStarted(q)
+	obs.TaskStarted(q)
 	start := time.Now()
-	normal := false
-	defer func() {
-		if normal {
-			return
+	p = panics.Recover(q.name, func() { err = f(ctx) }, func() {
+		obs.TaskEnded(q, time.Since(start), ErrGoexit)
+		if goexit != nil {
+			goexit()
 		}
-		if v := recover(); v != nil {
-			q.observer.TaskEnded(q, time.Since(start), newPanicError(v, q))
-			panic(v) // on to the task's own recovery, which reports it
-		}
-		q.observer.TaskEnded(q, time.Since(start), ErrGoexit)
-	}()
-	err = f()
-	normal = true
-	q.observer.TaskEnded(q, time.Since(start), err)
-	return err
+	})
+	if p != nil {
+		obs.TaskEnded(q, time.Since(start), p)
+	} else {
+		obs.TaskEnded(q, time.Since(start), err)
+	}
+	return err, p
 }
 
 // hasLabels reports whether ctx carries pprof labels.
@@ -69,13 +62,4 @@ func hasLabels(ctx context.Context) bool {
 	found := false
 	pprof.ForLabels(ctx, func(string, string) bool { found = true; return false })
 	return found
-}
-
-// newPanicError returns the *PanicError of v, recovered from a task of q.
-// Call it from the deferred function that recovered v, so that the stack
-// shows where the panic happened.
-func newPanicError(v any, q *Queue) *PanicError {
-	p := scheduler.NewPanicError(v)
-	p.Source = q.name
-	return p
 }

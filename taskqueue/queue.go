@@ -39,6 +39,10 @@ type Queue struct {
 	dead    int         // entries of delayed whose task was canceled
 	timer   *time.Timer // nil while delayed is empty
 	waits   *syncCall   // the RunSync calls waiting for their turn, newest first (see Waits)
+	slow    *time.Timer // watches the waits for one that waits for itself; nil while none waits
+	groups  map[*Group]struct{} // the groups with runners on the queue, whose members CloseNow stops
+
+	closedNow atomic.Bool // CloseNow was called: runners start no more members
 
 	panicked atomic.Uint64
 	failed   atomic.Uint64 // tasks that returned an error or called runtime.Goexit
@@ -130,15 +134,22 @@ func (q *Queue) observeGo(f func()) func() {
 	if q.observer == nil {
 		return f
 	}
-	return func() { q.observe(func() error { f(); return nil }) }
+	return func() {
+		_, p := q.call(context.Background(), func(context.Context) error { f(); return nil }, nil)
+		if p != nil {
+			q.goPanicked(p)
+		}
+	}
 }
 
 // RunAsync submits f to run on q and returns its Handle at once. f receives
-// ctx. If ctx is done before f starts, f never runs and the handle completes
+// a context derived from ctx, which carries the slot the task holds while it
+// runs: work done with it is the task's own (see RunSync). If ctx is done
+// before f starts, f never runs and the handle completes
 // with ctx.Err(). On a queue made WithMaxQueued that is full, RunAsync waits
 // for room until ctx is done, or fails, as the queue's policy says; a failed
 // submission is reported by the handle, already done, with ErrClosed,
-// ErrQueueFull or ctx.Err(). RunAsync costs one allocation of 64 bytes; see
+// ErrQueueFull or ctx.Err(). RunAsync costs one allocation of 144 bytes; see
 // BenchmarkRunAsync.
 //
 // RunAsync is shorthand for the generic RunAsync with a task that returns no
@@ -184,13 +195,13 @@ func nilFunc(call string) {
 // submit queues the task t, whose Handle is h, to start when its turn comes.
 // t is h's task, marked as a barrier or not.
 func (q *Queue) submit(ctx context.Context, h *Handle, t scheduler.Task) {
-	h.ctx, h.q = ctx, q
+	h.init(ctx, q)
 	q.queue(h, t)
 }
 
 // queue queues the task t, whose Handle h has its context and queue set.
 func (q *Queue) queue(h *Handle, t scheduler.Task) {
-	ctx := h.ctx
+	ctx := h.ctx()
 	if err := ctx.Err(); err != nil {
 		q.reject(h, err)
 		return
@@ -208,7 +219,7 @@ func (q *Queue) queue(h *Handle, t scheduler.Task) {
 func (q *Queue) enqueue(ctx context.Context, t scheduler.Task) (scheduler.ID, error) {
 	var id scheduler.ID
 	var err error
-	if q.mayWait() {
+	if q.mayWait(ctx) {
 		id, err = q.s.EnqueueContext(ctx, t)
 	} else {
 		id, err = q.s.Enqueue(t)
@@ -222,11 +233,12 @@ func (q *Queue) reject(h *Handle, err error) {
 	h.finish(err)
 }
 
-// mayWait reports whether a submission may wait for room: only on a bounded
-// queue with the WaitWhenFull policy, and only from outside the queue's own
-// tasks, which could otherwise wait for themselves.
-func (q *Queue) mayWait() bool {
-	return q.bounded && !q.failFull && !q.s.Holds()
+// mayWait reports whether a submission with ctx may wait for room: only on a
+// bounded queue with the WaitWhenFull policy, and only from outside the
+// queue's own tasks (by ctx: see RunSync), which could otherwise wait for
+// themselves.
+func (q *Queue) mayWait(ctx context.Context) bool {
+	return q.bounded && !q.failFull && !q.s.Holds(slotOf(ctx))
 }
 
 // dequeue takes the queued task id, whose handle is h, out of the scheduler

@@ -61,24 +61,31 @@ func TestRunSyncInPlaceTakesNoSecondSlot(t *testing.T) {
 				t.Errorf("Running = %d inside two RunSync in place; want at most 4 (two tasks, each with its inner call)", st.Running)
 			}
 		}
-		if got := q.Slots(); got != 2 {
-			t.Errorf("slots held = %d with two tasks running RunSync in place; want 2", got)
+		// Two slots are held, so the third is free: a third task starts.
+		third := make(chan struct{})
+		q.Go(func() { close(third) })
+		synctest.Wait()
+		select {
+		case <-third:
+		default:
+			t.Error("a third task did not start beside two tasks running RunSync in place on a queue of three slots")
 		}
 		close(release)
 		q.Close()
 	})
 }
 
-// TestCloseFromGoroutinesAfterManyTasks starts and ends many workers, whose
-// goroutines the runtime recycles, then closes from new goroutines: no new
-// goroutine may be taken for one that held a slot.
+// TestCloseFromGoroutinesAfterManyTasks starts and ends many workers, each
+// task running a nested RunSync in its place, then closes from new
+// goroutines: none of them holds a slot, so Close neither panics nor waits
+// for itself.
 func TestCloseFromGoroutinesAfterManyTasks(t *testing.T) {
 	ctx := context.Background()
 	for i := range 50 {
 		q := taskqueue.NewConcurrent(4)
 		for range 200 {
-			q.Go(func() {
-				q.RunSync(ctx, func(context.Context) error { runtime.Gosched(); return nil })
+			q.RunAsync(ctx, func(ctx context.Context) error {
+				return q.RunSync(ctx, func(context.Context) error { runtime.Gosched(); return nil })
 			})
 		}
 		if err := q.Wait(ctx); err != nil {

@@ -3,31 +3,52 @@ package taskqueue
 import (
 	"context"
 	"runtime"
-	"sync"
-	"sync/atomic"
 	"time"
+
+	"github.com/taskqueue-go/taskqueue/internal/handoff"
+	"github.com/taskqueue-go/taskqueue/scheduler"
 )
 
 // RunSync runs f on q and blocks until it returns, then returns its error.
+// f receives a context derived from ctx, which carries the slot of q that f
+// holds while it runs (see below).
 //
-// If the calling goroutine is running a task of q, f runs on it at once, in
-// the task's place: the task waits for f, so the queue's limit and, on a
-// serial queue, exclusivity hold, and RunSync from inside a serial queue's
-// own task completes instead of deadlocking (the rule of .NET's
-// TryExecuteTaskInline). If q is idle, f runs on the calling goroutine too,
-// as libdispatch does, which saves the hand-off to a worker; exclusivity and
-// submission order hold all the same. Neither costs an allocation. Otherwise
-// f waits its turn in the queue and runs on a worker, and RunSync waits for
-// it; that costs no allocation either. A goroutine that a task starts is not
-// running the task: its RunSync waits its turn.
+// Where f runs:
+//
+//   - In place of the caller's task, when ctx is the context a task of q
+//     received (or one derived from it, as Go code passes contexts down) and
+//     that task is still running: f runs at once on the calling goroutine,
+//     in the task's place, on its slot. The task waits for f, so the queue's
+//     limit and, on a serial queue, exclusivity hold, and RunSync from
+//     inside a serial queue's own task completes instead of deadlocking (the
+//     rule of .NET's TryExecuteTaskInline). This holds for every goroutine
+//     that works for the task with its context: an iter.Pull body the task
+//     drives, goroutines it starts and waits for. Functions run in one
+//     task's place take turns: no two of them overlap, whichever goroutines
+//     call, and each gets a context of its own for its own nested calls.
+//   - On the calling goroutine too when q is idle (nothing queued, a slot
+//     free), as libdispatch does, which saves the hand-off to a worker;
+//     exclusivity and submission order hold all the same.
+//   - Otherwise f waits its turn in the queue, runs on a worker, and
+//     RunSync waits for it.
+//
+// The context is what makes a call the task's own: RunSync with a context
+// that does not come from the task's (context.Background(), or the context
+// of an outer function in place of the nested one's) is an outsider that
+// waits behind the task; from inside the task, on a serial queue, it would
+// wait forever, and RunSync logs a warning through log/slog when a call has
+// waited SlowWaitAfter behind a task that is still running. A task submitted
+// with Go receives no context: one that needs RunSync on its own queue is
+// submitted with RunAsync.
 //
 // If ctx is done before f starts, f does not run and RunSync returns
-// ctx.Err(); if ctx is done while f runs, RunSync returns ctx.Err() at once
-// and f runs on (a panic in it then goes to the queue's panic handler).
-// RunSync returns ErrClosed if q is closed and ErrQueueFull as RunAsync
-// would. If f panics, RunSync panics in the caller with the *PanicError,
-// which holds the panic value and the stack of f; if f calls
-// runtime.Goexit, so does RunSync.
+// ctx.Err(); if ctx is done while f runs on a worker, RunSync returns
+// ctx.Err() at once and f runs on (a panic in it then goes to the queue's
+// panic handler). RunSync returns ErrClosed if q is closed and ErrQueueFull
+// as RunAsync would. If f panics, RunSync panics in the caller with the
+// *PanicError, which holds the panic value and the stack of f; if f calls
+// runtime.Goexit, so does RunSync. RunSync costs one allocation, the record
+// that is f's context.
 //
 // A task of queue A that calls B.RunSync while a task of B calls A.RunSync
 // waits for B while holding A's slot, and the other way round: when every
@@ -40,233 +61,167 @@ func (q *Queue) RunSync(ctx context.Context, f func(context.Context) error) erro
 	if f == nil {
 		nilFunc("RunSync")
 	}
+	return q.runSync(ctx, f)
+}
+
+// RunSync runs f on q, blocks until it returns and returns its result. It is
+// the typed form of Queue.RunSync, which documents it.
+func RunSync[T any](ctx context.Context, q *Queue, f func(context.Context) (T, error)) (T, error) {
+	if f == nil {
+		nilFunc("RunSync")
+	}
+	var v T
+	err := q.runSync(ctx, func(ctx context.Context) (err error) {
+		v, err = f(ctx)
+		return err
+	})
+	return v, err
+}
+
+// SlowWaitAfter is how long a RunSync may wait behind a task that is still
+// running, the same one all along, before RunSync warns through log/slog
+// that it may be waiting for itself: a call from inside a task, with a
+// context that is not the task's, can never run on a serial queue.
+const SlowWaitAfter = 5 * time.Second
+
+func (q *Queue) runSync(ctx context.Context, f func(context.Context) error) error {
 	if err := ctx.Err(); err != nil {
 		q.rejected.Add(1)
 		return err
 	}
 	var err error
-	if q.s.TryRun(func() {
-		_, err = call(q, ctx, func(ctx context.Context) (struct{}, error) { return struct{}{}, f(ctx) })
-	}) {
+	if w := workOf(ctx); w != nil && q.s.Holds(w.slot) {
+		w.turn.Lock()
+		if !w.ended {
+			defer w.turn.Unlock()
+			// In the task's place: TryRun runs it so, and counts it.
+			q.s.TryRun(w.slot, func(sl scheduler.Slot) { err = q.runHere(ctx, sl, f) })
+			return err
+		}
+		w.turn.Unlock() // the task has returned: its context is an outsider's
+	}
+	if q.s.TryRun(slotOf(ctx), func(sl scheduler.Slot) { err = q.runHere(ctx, sl, f) }) {
 		return err
 	}
 	return q.wait(ctx, f)
 }
 
-// RunSync runs f on q, blocks until it returns and returns its result. It is
-// the typed form of Queue.RunSync, which documents it. Unlike it, the typed
-// form allocates when it waits for its turn, for its result.
-func RunSync[T any](ctx context.Context, q *Queue, f func(context.Context) (T, error)) (T, error) {
-	if f == nil {
-		nilFunc("RunSync")
-	}
-	if err := ctx.Err(); err != nil {
-		q.rejected.Add(1)
-		var zero T
-		return zero, err
-	}
-	var v T
-	var err error
-	if q.s.TryRun(func() { v, err = call(q, ctx, f) }) {
-		return v, err
-	}
-	return waitFor(ctx, q, f)
-}
-
-// waitFor is Queue.wait for a task with a result.
-func waitFor[T any](ctx context.Context, q *Queue, f func(context.Context) (T, error)) (T, error) {
-	var v T
-	err := q.wait(ctx, func(ctx context.Context) (err error) {
-		v, err = f(ctx)
-		return err
+// runHere runs f for RunSync on the calling goroutine, on the slot sl of q
+// that it holds, with a context of its own, and returns its error. A panic in
+// f is re-panicked, as a *PanicError with f's stack.
+func (q *Queue) runHere(ctx context.Context, sl scheduler.Slot, f func(context.Context) error) error {
+	c := &taskCtx{}
+	c.start(ctx, sl)
+	err, p := q.call(c, f, func() {
+		c.end()
+		q.failed.Add(1) // runtime.Goexit goes on, as it would for a plain call
 	})
-	return v, err
-}
-
-// call runs f for RunSync on the calling goroutine, which holds a slot of q.
-// A panic in f becomes a *PanicError with f's stack, re-panicked.
-func call[T any](q *Queue, ctx context.Context, f func(context.Context) (T, error)) (v T, err error) {
-	normal := false
-	defer func() {
-		if !normal {
-			if p := recover(); p != nil {
-				q.panicked.Add(1)
-				panic(newPanicError(p, q)) // the stack is f's: we are still unwinding it
-			}
-			q.failed.Add(1) // runtime.Goexit goes on, as it would have for a plain call
-		}
-	}()
-	if q.observer != nil {
-		err = q.observe(func() (err error) { v, err = f(ctx); return err })
-	} else {
-		v, err = f(ctx)
-	}
-	normal = true
-	if err != nil {
-		q.failed.Add(1)
-	}
-	return v, err
-}
-
-// A syncCall is a RunSync call that waits for its turn on a busy queue.
-// Calls are pooled, each with its channel, so that waiting costs no
-// allocation.
-type syncCall struct {
-	q      *Queue
-	ctx    context.Context
-	f      func(context.Context) error
-	err    error
-	p      *PanicError   // f's panic
-	goexit bool          // f called runtime.Goexit
-	state  atomic.Uint32 // see the constants below
-	// When state becomes callDone, the worker wakes the caller: through
-	// done, made for a caller that also watches its context, or through
-	// park otherwise.
-	done chan struct{}
-	park *parker
-
-	// While the caller waits, the call is in its queue's list of waits
-	// (see Waits), under the queue's mutex.
-	prev, next *syncCall
-	g          uint64    // the caller's goroutine ID
-	since      time.Time // when the caller began to wait
-}
-
-// The states of a syncCall. It moves from pending to running on a worker,
-// then to done; the caller may move it from pending or running to abandoned
-// when its context ends. The compare-and-swaps decide who owns the outcome.
-const (
-	callPending uint32 = iota
-	callRunning
-	callDone
-	callAbandoned
-)
-
-var syncCalls = sync.Pool{New: func() any { return &syncCall{park: newParker()} }}
-
-// wait queues f and waits for it, for RunSync on a queue that cannot run it
-// on the caller.
-func (q *Queue) wait(ctx context.Context, f func(context.Context) error) error {
-	c := syncCalls.Get().(*syncCall)
-	c.q, c.ctx, c.f = q, ctx, f
-	if ctx.Done() != nil {
-		c.done = make(chan struct{}, 1) // not pooled: a synctest bubble owns it
-	}
-	id, err := q.enqueue(ctx, c)
-	if err != nil {
-		c.recycle()
-		q.rejected.Add(1)
-		return err
-	}
-	q.addWait(c)
-	done := true
-	// While it waits, the caller lends its slots of the targets above q:
-	// a task of a tree that waits for a queue of the same tree must not hold
-	// the slots that queue needs.
-	q.s.Await(func() {
-		if ctx.Done() == nil {
-			c.park.wait() // nothing can end the wait but the call's end
-			return
-		}
-		select {
-		case <-c.done:
-		case <-ctx.Done():
-			done = false
-		}
-	})
-	q.removeWait(c)
-	if done {
-		return c.result()
-	}
-	if q.s.TryDequeue(id) {
-		q.canceled.Add(1)
-		c.recycle()
-		return ctx.Err()
-	}
-	if c.state.CompareAndSwap(callPending, callAbandoned) ||
-		c.state.CompareAndSwap(callRunning, callAbandoned) {
-		return ctx.Err() // c stays with the worker; it is not reused
-	}
-	<-c.done // f finished meanwhile
-	return c.result()
-}
-
-// result recycles c and returns its outcome as RunSync does: f's error, or
-// f's panic or runtime.Goexit in the caller.
-func (c *syncCall) result() error {
-	err, p, goexit := c.err, c.p, c.goexit
-	c.recycle()
+	c.end()
 	switch {
 	case p != nil:
+		q.panicked.Add(1)
 		panic(p)
-	case goexit:
-		runtime.Goexit()
+	case err != nil:
+		q.failed.Add(1)
 	}
 	return err
 }
 
-func (c *syncCall) recycle() {
-	c.q, c.ctx, c.f, c.err, c.p, c.goexit, c.done = nil, nil, nil, nil, nil, false, nil
-	c.state.Store(callPending)
-	syncCalls.Put(c)
+// A syncCall is a RunSync call that waits for its turn on a busy queue, and
+// the context its function runs with.
+type syncCall struct {
+	tc     taskCtx
+	q      *Queue
+	f      func(context.Context) error
+	call   handoff.Call
+	err    error
+	p      *PanicError // f's panic
+	goexit bool        // f called runtime.Goexit
+
+	// While the caller waits, the call is in its queue's list of waits
+	// (see Waits), under the queue's mutex.
+	prev, next *syncCall
+	since      time.Time // when the caller began to wait
+	progress   uint64    // the queue's tasks completed when the caller began to wait
+	warned     bool      // the slow wait was reported
 }
 
-// Run runs the call on a worker.
-func (c *syncCall) Run() {
-	q := c.q
-	if !c.state.CompareAndSwap(callPending, callRunning) {
-		q.skipped.Add(1) // abandoned before it started: it never runs
-		q.canceled.Add(1)
-		return
+// wait queues f and waits for it, for RunSync on a queue that cannot run it
+// on the caller.
+func (q *Queue) wait(ctx context.Context, f func(context.Context) error) error {
+	c := &syncCall{q: q, f: f}
+	c.tc.Context = ctx
+	c.call.Arm(ctx)
+	id, err := q.enqueue(ctx, c)
+	if err != nil {
+		q.rejected.Add(1)
+		return err
 	}
-	if err := c.ctx.Err(); err != nil {
+	q.addWait(c)
+	var delivered, ran bool
+	// While it waits, the caller lends its slots of the targets above q:
+	// a task of a tree that waits for a queue of the same tree must not hold
+	// the slots that queue needs.
+	q.s.Await(slotOf(ctx), func() { delivered, ran = c.call.Wait(ctx) })
+	q.removeWait(c)
+	if !delivered {
+		if !ran && q.s.TryDequeue(id) {
+			q.canceled.Add(1) // out of the queue at once, not skipped later
+		} else if !ran {
+			q.skipped.Add(1) // the worker will find it given up
+			q.canceled.Add(1)
+		}
+		return ctx.Err()
+	}
+	switch {
+	case c.p != nil:
+		panic(c.p)
+	case c.goexit:
+		runtime.Goexit()
+	}
+	return c.err
+}
+
+// Run runs the call on a worker, on the slot sl.
+func (c *syncCall) Run(sl scheduler.Slot) {
+	q := c.q
+	if !c.call.Start() {
+		return // given up before it started: counted by its caller
+	}
+	if err := c.tc.Err(); err != nil {
 		q.skipped.Add(1)
 		q.canceled.Add(1)
-		c.end(err, nil, false)
+		c.err = err
+		c.call.Deliver()
 		return
 	}
-	normal := false
-	defer func() {
-		if !normal {
-			var p *PanicError
-			if v := recover(); v != nil {
-				p = newPanicError(v, q)
-				q.panicked.Add(1)
-			} else {
-				q.failed.Add(1)
-			}
-			c.end(nil, p, p == nil) // on Goexit, the worker's goroutine ends after this
-		}
-	}()
-	err := q.invoke(c.ctx, c.f)
-	normal = true
-	if err != nil {
+	c.tc.slot = sl
+	err, p := q.call(&c.tc, c.f, func() {
+		c.tc.end()
+		q.failed.Add(1)
+		c.goexit = true
+		c.call.Deliver() // on Goexit, the worker's goroutine ends after this
+	})
+	c.tc.end()
+	switch {
+	case p != nil:
+		q.panicked.Add(1)
+	case err != nil:
 		q.failed.Add(1)
 	}
-	c.end(err, nil, false)
-}
-
-// end records the call's outcome and hands it to the caller, or, if the
-// caller has left, gives a panic to the queue's handler.
-func (c *syncCall) end(err error, p *PanicError, goexit bool) {
-	q := c.q
-	c.err, c.p, c.goexit = err, p, goexit
-	if c.state.CompareAndSwap(callRunning, callDone) {
-		if c.done != nil {
-			c.done <- struct{}{}
-		} else {
-			c.park.wake()
-		}
-		return
-	}
-	if p != nil { // abandoned: nobody else will see the panic
-		q.onPanic(p)
+	c.err, c.p = err, p
+	if !c.call.Deliver() && p != nil {
+		q.onPanic(p) // abandoned: nobody else will see the panic
 	}
 }
 
-// close completes a call that CloseNow took out of the queue.
-func (c *syncCall) close() {
-	if c.state.CompareAndSwap(callPending, callRunning) {
-		c.end(ErrClosed, nil, false)
+// close completes a call that CloseNow took out of the queue, reporting
+// whether it did: its caller may have given it up.
+func (c *syncCall) close() bool {
+	if !c.call.Start() {
+		return false
 	}
+	c.err = ErrClosed
+	c.call.Deliver()
+	return true
 }

@@ -21,7 +21,7 @@ func (q *Queue) Close() error {
 // tasks (use CloseNow there, or Close from another goroutine).
 func (q *Queue) Shutdown(ctx context.Context) error {
 	q.mustNotBeDefault("Shutdown")
-	if q.s.Holds() {
+	if q.s.Holds(slotOf(ctx)) {
 		panic("taskqueue: Shutdown called from one of the queue's own tasks, which would wait for itself")
 	}
 	q.mu.Lock()
@@ -40,22 +40,40 @@ func (q *Queue) Shutdown(ctx context.Context) error {
 // queues, which are shared.
 func (q *Queue) CloseNow() int {
 	q.mustNotBeDefault("CloseNow")
+	q.closedNow.Store(true)
 	n := q.closeDelayed()
 	q.s.Close()
+	dropped := 0
 	for _, t := range q.s.DequeueAll() {
 		switch t := t.(type) {
 		case runner:
 			t.handle().finish(ErrClosed)
 		case *syncCall:
-			t.close()
+			if !t.close() {
+				// Its caller gave it up and counted it, as skipped by the
+				// worker that was to find it: no worker will now.
+				q.skipped.Add(^uint64(0))
+				continue
+			}
 		case *groupRunner:
-			t.drop(ErrClosed) // its members count themselves
+			t.drop(ErrClosed) // its members are counted below
 			continue
 		}
-		n++
+		dropped++
 	}
-	q.canceled.Add(uint64(n))
-	return n
+	q.canceled.Add(uint64(n + dropped))
+	// The members waiting in groups, which no queued task stands for while
+	// their runners run.
+	q.mu.Lock()
+	groups := make([]*Group, 0, len(q.groups))
+	for g := range q.groups {
+		groups = append(groups, g)
+	}
+	q.mu.Unlock()
+	for _, g := range groups {
+		n += g.closeNow()
+	}
+	return n + dropped
 }
 
 func (q *Queue) mustNotBeDefault(call string) {

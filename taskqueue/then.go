@@ -62,7 +62,10 @@ func (q *Queue) follow(ctx context.Context, prev, h *Handle, t scheduler.Task, c
 	if q == nil {
 		panic("taskqueue: " + call + " with a nil queue")
 	}
-	h.ctx, h.q = ctx, q
+	if prev == nil {
+		panic("taskqueue: " + call + " on a nil Handle")
+	}
+	h.init(ctx, q)
 	if err := ctx.Err(); err != nil {
 		q.reject(h, err)
 		return
@@ -98,7 +101,7 @@ func (q *Queue) queueAfter(prev, h *Handle, t scheduler.Task) {
 		// Wait for room on a goroutine of its own, not on the one that ran
 		// prev, which may hold a slot that the room waits for.
 		go func() {
-			id, err := q.s.EnqueueContext(h.ctx, t)
+			id, err := q.s.EnqueueContext(h.ctx(), t)
 			if err != nil {
 				q.reject(h, queueError(err))
 				return
@@ -117,20 +120,11 @@ func (q *Queue) queueAfter(prev, h *Handle, t scheduler.Task) {
 // waitingNode returns the node of h's continuation while it waits for the
 // task it follows, or nil.
 func (h *Handle) waitingNode() *node {
-	var found *node
-	for n := h.state.Load(); n != nil; n = n.next {
-		if n.kind == thenWaiting {
-			found = n
-			break
-		}
-	}
-	// A walk that began before the task finished may have followed a pooled
-	// node into another handle's list: trust what it found only if the task
-	// is still pending, which means the list was intact.
-	if h.IsDone() {
+	top := h.state.Load()
+	if top != nil && top.kind == outcome {
 		return nil
 	}
-	return found
+	return find(top, thenWaiting)
 }
 
 // cancelWaiting completes with err the continuation h, whose node is n, if

@@ -58,12 +58,12 @@ func TestThenTyped(t *testing.T) {
 			}
 			f = taskqueue.Then(ctx, f, on, func(_ context.Context, v int) (int, error) { return v + 1, nil })
 		}
-		if v, err := f.Result(ctx); v != 101 || err != nil {
+		if v, err := f.Wait(ctx); v != 101 || err != nil {
 			t.Errorf("Result() after 100 continuations = %d, %v; want 101, nil", v, err)
 		}
 		// Registered after the task is done: it runs all the same.
 		s := taskqueue.Then(ctx, f, q, func(_ context.Context, v int) (string, error) { return fmt.Sprint(v), nil })
-		if v, err := s.Result(ctx); v != "101" || err != nil {
+		if v, err := s.Wait(ctx); v != "101" || err != nil {
 			t.Errorf("Result() = %q, %v; want \"101\"", v, err)
 		}
 	})

@@ -62,11 +62,12 @@ func TestRunSyncOnABusySibling(t *testing.T) {
 		var log []string
 		add := func(s string) { mu.Lock(); log = append(log, s); mu.Unlock() }
 		gate := make(chan struct{})
-		a.Go(func() {
+		a.RunAsync(ctx, func(ctx context.Context) error {
 			<-gate
 			add("a: waits for b")
 			err := b.RunSync(ctx, func(context.Context) error { add("b: the awaited task"); return nil })
 			add(fmt.Sprint("a: done waiting, ", err))
+			return nil
 		})
 		synctest.Wait()
 		b.Go(func() { add("b: queued before") })
@@ -233,7 +234,14 @@ func TestTreeHammer(t *testing.T) {
 						runs[i].Add(1) // canceled: counts as its one outcome
 					}
 				default:
-					q.Go(func() { task(ctx) })
+					// A task of Go receives no context: its work waits for
+					// nothing, which could be its own slot.
+					q.Go(func() {
+						runs[i].Add(1)
+						if i%11 == 1 {
+							panic("hammer")
+						}
+					})
 				}
 			}
 		})

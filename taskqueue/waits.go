@@ -1,10 +1,9 @@
 package taskqueue
 
 import (
+	"log/slog"
 	"slices"
 	"time"
-
-	"github.com/taskqueue-go/taskqueue/internal/goid"
 )
 
 // A Wait is a RunSync call waiting for its turn on a busy queue, as Waits
@@ -12,55 +11,59 @@ import (
 type Wait struct {
 	// Queue is the queue the call waits for.
 	Queue *Queue
-	// Goroutine is the ID of the waiting goroutine, as stack traces print it.
-	Goroutine uint64
 	// Since is when the call began to wait.
 	Since time.Time
 	// Holds lists those of the queues given to Waits of which the waiting
-	// goroutine holds a slot: it runs one of their tasks, which waits too.
+	// call's context holds a slot: it was made, with its context, by a task
+	// of theirs, which waits too.
 	Holds []*Queue
 }
 
 // Waits returns the RunSync calls now waiting for their turn on the given
 // queues, oldest first, with the queues among them whose slots each waiting
-// goroutine holds. It is for finding why a program hangs: a task of queue A
-// waiting for B while a task of B waits for A shows as two Waits, each
-// holding the queue the other waits for. RunSync calls that run on their
-// caller (on an idle queue, or from the queue's own task) never wait and
-// never show.
+// call holds through its context. It is for finding why a program hangs: a
+// task of queue A waiting for B while a task of B waits for A shows as two
+// Waits, each holding the queue the other waits for. RunSync calls that run
+// on their caller (on an idle queue, or in the place of the caller's task)
+// never wait and never show.
 func Waits(queues ...*Queue) []Wait {
 	var ws []Wait
 	for _, q := range queues {
 		q.mu.Lock()
 		for c := q.waits; c != nil; c = c.next {
-			ws = append(ws, Wait{Queue: q, Goroutine: c.g, Since: c.since})
+			w := Wait{Queue: q, Since: c.since}
+			sl := slotOf(c.tc.Context)
+			for _, h := range queues {
+				if h.s.Holds(sl) {
+					w.Holds = append(w.Holds, h)
+				}
+			}
+			ws = append(ws, w)
 		}
 		q.mu.Unlock()
-	}
-	for i := range ws {
-		for _, q := range queues {
-			if slices.Contains(q.s.Holders(), ws[i].Goroutine) {
-				ws[i].Holds = append(ws[i].Holds, q)
-			}
-		}
 	}
 	slices.SortStableFunc(ws, func(a, b Wait) int { return a.Since.Compare(b.Since) })
 	return ws
 }
 
-// addWait puts c, whose caller is about to wait, in q's list of waits.
+// addWait puts c, whose caller is about to wait, in q's list of waits, and
+// arms the watch for slow waits.
 func (q *Queue) addWait(c *syncCall) {
-	c.g, c.since = goid.Current(), time.Now()
+	c.since, c.progress = time.Now(), q.s.Stats().Completed
 	q.mu.Lock()
 	c.prev, c.next = nil, q.waits
 	if q.waits != nil {
 		q.waits.prev = c
 	}
 	q.waits = c
+	if q.slow == nil {
+		q.slow = time.AfterFunc(SlowWaitAfter, q.checkSlow)
+	}
 	q.mu.Unlock()
 }
 
-// removeWait takes c out of q's list of waits.
+// removeWait takes c out of q's list of waits, and stops the watch for slow
+// waits once none is left.
 func (q *Queue) removeWait(c *syncCall) {
 	q.mu.Lock()
 	if c.prev != nil {
@@ -72,5 +75,37 @@ func (q *Queue) removeWait(c *syncCall) {
 		c.next.prev = c.prev
 	}
 	c.prev, c.next = nil, nil
+	if q.waits == nil && q.slow != nil {
+		q.slow.Stop()
+		q.slow = nil // a queue idle in one synctest bubble keeps no timer for the next
+	}
 	q.mu.Unlock()
+}
+
+// checkSlow warns, once per call, of each RunSync that has waited
+// SlowWaitAfter while no task of its queue ended, and watches on while calls
+// wait.
+func (q *Queue) checkSlow() {
+	now := time.Now()
+	progress := q.s.Stats().Completed
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.slow == nil {
+		return
+	}
+	next := SlowWaitAfter
+	for c := q.waits; c != nil; c = c.next {
+		waited := now.Sub(c.since)
+		if waited < SlowWaitAfter {
+			next = min(next, SlowWaitAfter-waited)
+			continue
+		}
+		if !c.warned && progress == c.progress {
+			c.warned = true
+			slog.Warn("taskqueue: a RunSync has waited behind a task that is still running, which may be its caller: "+
+				"a call from inside a task must pass on the context the task received",
+				"queue", q.name, "waited", waited)
+		}
+	}
+	q.slow.Reset(next)
 }
