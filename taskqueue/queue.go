@@ -36,10 +36,10 @@ type Queue struct {
 	// The delayed tasks wait in a heap under a single timer, armed for the
 	// earliest; a delayed task holds no goroutine while it waits.
 	delayed delayHeap
-	dead    int         // entries of delayed whose task was canceled
-	timer   *time.Timer // nil while delayed is empty
-	waits   *syncCall   // the RunSync calls waiting for their turn, newest first (see Waits)
-	slow    *time.Timer // watches the waits for one that waits for itself; nil while none waits
+	dead    int                 // entries of delayed whose task was canceled
+	timer   *time.Timer         // nil while delayed is empty
+	waits   *syncCall           // the RunSync calls waiting for their turn, newest first (see Waits)
+	slow    *time.Timer         // watches the waits for one that waits for itself; nil while none waits
 	groups  map[*Group]struct{} // the groups with runners on the queue, whose members CloseNow stops
 
 	closedNow atomic.Bool // CloseNow was called: runners start no more members
