@@ -31,48 +31,84 @@ func (s *Scheduler) TryRun(sl Slot, f func(Slot)) bool {
 		f(sl)
 		return true
 	}
-	return s.tryStart(sl, f)
+	own, ok := s.acquire(sl)
+	if !ok {
+		return false
+	}
+	defer s.release(own)
+	f(own)
+	return true
 }
 
-// tryStart runs f on a new slot of s, which it takes if s may start an item
-// now, reporting whether it did.
-func (s *Scheduler) tryStart(sl Slot, f func(Slot)) bool {
+// acquire takes a new slot of s, if s may start an item now, for work that
+// carries sl, and returns its Slot. For a child it takes a slot of each
+// target above too: the one sl holds, in its holder's place, or a new one.
+func (s *Scheduler) acquire(sl Slot) (Slot, bool) {
 	s.mu.Lock()
 	if !s.freeLocked(false) || s.Closed() {
 		s.mu.Unlock()
-		return false
+		return Slot{}, false
 	}
 	s.active++
 	s.running++
 	if s.parent == nil {
 		_, own := s.takeRecLocked(sl)
 		s.mu.Unlock()
-		defer s.release(own, true)
-		f(own)
-		return true
+		return own, true
 	}
 	s.mu.Unlock()
-	// A child's slot is a turn on its target's: f runs as an item of the
-	// target, in the place of the caller's if sl holds a slot there.
-	var own Slot
-	ran := false
-	ok := s.parent.TryRun(sl, func(ts Slot) {
-		s.mu.Lock()
-		_, own = s.takeRecLocked(ts)
-		s.mu.Unlock()
-		ran = true
-		defer s.release(own, true)
-		f(own)
-	})
-	if !ok && !ran {
+	// A child's slot is a turn on its target's: in the place of the caller's
+	// item if sl holds a slot there, else on a new one.
+	up, took := sl, false
+	if _, held := sl.of(s.parent); held {
+		s.parent.mu.Lock()
+		s.parent.inPlace++
+		s.parent.mu.Unlock()
+	} else if up, took = s.parent.acquire(sl); !took {
 		s.mu.Lock()
 		s.active--
 		s.running--
 		s.spawnLocked()
 		s.idleLocked()
 		s.unlock()
+		return Slot{}, false
 	}
-	return ok
+	s.mu.Lock()
+	rec, own := s.takeRecLocked(up)
+	rec.tookUp = took // release gives it back
+	s.mu.Unlock()
+	return own, true
+}
+
+// release gives back the slot own, which acquire took, counting its item as
+// completed, and, for a child, what acquire took of the targets above. Items
+// queued meanwhile start on new slots.
+func (s *Scheduler) release(own Slot) {
+	up, tookUp := own.up(), own.rec.tookUp
+	own.rec.tookUp = false
+	s.mu.Lock()
+	s.giveRecLocked(own.rec)
+	s.freeSlotLocked() // before finishLocked starts new slots
+	s.finishLocked(nil)
+	s.spawnLocked()
+	s.idleLocked()
+	s.unlock()
+	if s.parent == nil {
+		return
+	}
+	if tookUp {
+		s.parent.release(up)
+	} else {
+		s.parent.endInPlace()
+	}
+}
+
+func (s *Scheduler) endInPlace() {
+	s.mu.Lock()
+	s.inPlace--
+	s.completed++
+	s.idleLocked()
+	s.unlock()
 }
 
 // freeLocked reports whether an item could start on a new slot of s now,
@@ -86,30 +122,6 @@ func (s *Scheduler) freeLocked(turn bool) bool {
 	}
 	return !s.exclusive && s.suspends == 0 && used < s.limit &&
 		int32(min(s.list.live, maxLimit)) <= s.active-s.running && !s.heldAbove()
-}
-
-// release gives back the slot own, which tryStart took, counting its item as
-// completed if it ran. Items queued meanwhile start on new slots.
-func (s *Scheduler) release(own Slot, ran bool) {
-	s.mu.Lock()
-	s.giveRecLocked(own.rec)
-	s.freeSlotLocked() // before finishLocked starts new slots
-	if ran {
-		s.finishLocked(nil)
-	} else {
-		s.running--
-	}
-	s.spawnLocked()
-	s.idleLocked()
-	s.unlock()
-}
-
-func (s *Scheduler) endInPlace() {
-	s.mu.Lock()
-	s.inPlace--
-	s.completed++
-	s.idleLocked()
-	s.unlock()
 }
 
 // TryEnqueue queues t only if it can start at once, on a free slot with

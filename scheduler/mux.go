@@ -41,6 +41,9 @@ type turn struct {
 	seq uint64
 }
 
+// CatchesPanics marks a turn as a task whose items catch their own panics.
+func (m *mux) CatchesPanics() {}
+
 // Run runs the turn that the target's slot sl goes to.
 func (m *mux) Run(sl Slot) {
 	m.s.mu.Lock()

@@ -294,9 +294,7 @@ func (s *Scheduler) idleLocked() {
 		s.idle = nil
 	}
 	if s.active == 0 {
-		s.list.shrink()
-		clear(s.recs)
-		s.recs = s.recs[:0]
+		s.list.shrink() // the slot records are kept: a few, small, reused
 	}
 }
 

@@ -39,6 +39,9 @@ type slotRec struct {
 	// again after reading them, so such a reader sees its run has ended.
 	upRec atomic.Pointer[slotRec]
 	upGen atomic.Uint64
+	// tookUp marks a child's slot for which TryRun took a new slot of the
+	// target too, which it gives back with this one; owned by the TryRun.
+	tookUp bool
 }
 
 // live reports whether the item of sl is still running.

@@ -1,5 +1,7 @@
 package scheduler
 
+import "github.com/taskqueue-go/taskqueue/internal/catch"
+
 // spawnLocked starts the slots the queued items need: one for each item that
 // may start now and that no slot between items will take, within the limit.
 // A root starts a worker goroutine for a slot; a child requests a turn on
@@ -154,19 +156,38 @@ func (s *Scheduler) finishLocked(t Task) {
 // new one takes over if there is work.
 func (s *Scheduler) runItem(t Task, sl Slot, rec *slotRec) {
 	r := s.region()
-	p := recoverIn(s.name, func() { unbarrier(t).Run(sl) }, func() {
+	t0 := unbarrier(t)
+	if _, safe := t0.(catch.Safe); safe {
+		// A task that catches its own panics (those of package taskqueue,
+		// a child's turn): no recover here, which keeps a new worker's
+		// stack short enough not to grow on its first item.
+		normal := false
+		defer func() {
+			if !normal {
+				s.goexited(t, rec, r)
+			}
+		}()
+		t0.Run(sl)
+		normal = true
+	} else if p := recoverIn(s.name, func() { t0.Run(sl) }, func() { s.goexited(t, rec, r) }); p != nil {
 		r.end()
 		rec.next()
-		s.mu.Lock()
-		s.finishLocked(t)
-		s.abandonSlotLocked(rec)
-		s.unlock()
-	})
+		s.onPanic(p)
+		return
+	}
 	r.end()
 	rec.next()
-	if p != nil {
-		s.onPanic(p)
-	}
+}
+
+// goexited gives back the slot of rec, whose item t called runtime.Goexit,
+// as the goroutine ends.
+func (s *Scheduler) goexited(t Task, rec *slotRec, r region) {
+	r.end()
+	rec.next()
+	s.mu.Lock()
+	s.finishLocked(t)
+	s.abandonSlotLocked(rec)
+	s.unlock()
 }
 
 // abandonSlotLocked gives back the slot of rec, whose goroutine is ending

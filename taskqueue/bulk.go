@@ -214,6 +214,9 @@ func (b *bulk) help(k int) []scheduler.ID {
 	return ids
 }
 
+// CatchesPanics: see errTask.
+func (b *bulk) CatchesPanics() {}
+
 // Run is a helper's part, on the slot sl: it joins the participants, unless
 // the work is over, and takes part.
 func (b *bulk) Run(sl scheduler.Slot) {

@@ -72,6 +72,9 @@ func (g *Group) runnerGone(err error) {
 	}
 }
 
+// CatchesPanics: see errTask.
+func (r *groupRunner) CatchesPanics() {}
+
 // Run runs members, on the slot sl, until none is left, or until the
 // runner's quantum is spent, when it queues itself again.
 func (r *groupRunner) Run(sl scheduler.Slot) {

@@ -5,6 +5,7 @@ import (
 	"runtime/pprof"
 	"time"
 
+	"github.com/taskqueue-go/taskqueue/internal/catch"
 	"github.com/taskqueue-go/taskqueue/internal/panics"
 )
 
@@ -32,6 +33,18 @@ func (q *Queue) Name() string { return q.name }
 // runtime.Goexit, goexit runs, after the Observer heard of it, and the Goexit
 // goes on.
 func (q *Queue) call(ctx context.Context, f func(context.Context) error, goexit func()) (err error, p *PanicError) {
+	if q.observer != nil || q.labels != nil {
+		return q.callObserved(ctx, f, goexit)
+	}
+	if c := catch.Call(func() { err = f(ctx) }, goexit); c != nil {
+		return nil, panicError(q.name, c)
+	}
+	return err, nil
+}
+
+// callObserved is call for a queue with a name or an Observer, kept apart so
+// that the common path keeps a small stack frame.
+func (q *Queue) callObserved(ctx context.Context, f func(context.Context) error, goexit func()) (err error, p *PanicError) {
 	if q.labels != nil && hasLabels(ctx) {
 		pprof.SetGoroutineLabels(pprof.WithLabels(ctx, pprof.Labels("queue", q.name)))
 		defer pprof.SetGoroutineLabels(q.labels) // the worker's own
@@ -55,6 +68,15 @@ func (q *Queue) call(ctx context.Context, f func(context.Context) error, goexit 
 		obs.TaskEnded(q, time.Since(start), err)
 	}
 	return err, p
+}
+
+// panicError returns the *PanicError of a panic caught in a task of the
+// queue named source.
+func panicError(source string, c *catch.Panic) *PanicError {
+	if p, ok := c.Value.(*PanicError); ok {
+		return p
+	}
+	return &PanicError{Value: c.Value, Stack: c.Stack, Source: source}
 }
 
 // hasLabels reports whether ctx carries pprof labels.

@@ -182,6 +182,9 @@ func (q *Queue) wait(ctx context.Context, f func(context.Context) error) error {
 	return c.err
 }
 
+// CatchesPanics: see errTask.
+func (c *syncCall) CatchesPanics() {}
+
 // Run runs the call on a worker, on the slot sl.
 func (c *syncCall) Run(sl scheduler.Slot) {
 	q := c.q

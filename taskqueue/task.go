@@ -21,6 +21,10 @@ type errTask struct {
 func (t *errTask) Run(sl scheduler.Slot) { t.run(sl, t.fn) }
 func (t *errTask) handle() *Handle       { return &t.Handle }
 
+// CatchesPanics tells the scheduler that the task recovers its own panics:
+// the tasks of this package call their functions through Queue.call.
+func (t *errTask) CatchesPanics() {}
+
 // run calls f, on the slot sl, with the task's context and completes the
 // task with the outcome. A task whose context is done before it starts does
 // not run.
@@ -100,3 +104,4 @@ func (t *futureTask[T]) Run(sl scheduler.Slot) {
 }
 
 func (t *futureTask[T]) handle() *Handle { return &t.Handle }
+func (t *futureTask[T]) CatchesPanics()  {}

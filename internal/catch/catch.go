@@ -39,3 +39,10 @@ func Call(f func(), goexit func()) (p *Panic) {
 	normal = true
 	return nil
 }
+
+// A Safe value is a task that recovers every panic of the code it calls
+// through Call, so that whoever runs it needs no recover of its own: it only
+// watches for runtime.Goexit, which no recover stops.
+type Safe interface {
+	CatchesPanics()
+}
