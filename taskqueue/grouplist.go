@@ -45,4 +45,3 @@ func (g *Group) takeAll() *member {
 	last.next = rest
 	return first
 }
-

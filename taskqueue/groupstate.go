@@ -183,4 +183,3 @@ func (g *Group) woke(ns uint64) {
 		g.mu.Unlock()
 	}
 }
-
