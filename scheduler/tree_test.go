@@ -12,7 +12,6 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/taskqueue-go/taskqueue/internal/bubble"
 	"github.com/taskqueue-go/taskqueue/scheduler"
 )
 
@@ -47,7 +46,7 @@ func TestChildrenRunOnTargetSlots(t *testing.T) {
 		for k := range kids {
 			kids[k] = scheduler.New(2, scheduler.WithTarget(root))
 		}
-		base := bubble.Goroutines()
+		base := bubbleGoroutines()
 		ran := make([]atomic.Int32, 4)
 		for range 10 {
 			for k, c := range kids {
@@ -62,7 +61,7 @@ func TestChildrenRunOnTargetSlots(t *testing.T) {
 			}
 		}
 		synctest.Wait()
-		if got := bubble.Goroutines() - base; got != 3 {
+		if got := bubbleGoroutines() - base; got != 3 {
 			t.Errorf("%d goroutines run the tree's items; want 3, the target's workers", got)
 		}
 		close(release)
@@ -86,7 +85,7 @@ func TestChildrenRunOnTargetSlots(t *testing.T) {
 			}
 		}
 		synctest.Wait()
-		if got := bubble.Goroutines() - base; got != 0 {
+		if got := bubbleGoroutines() - base; got != 0 {
 			t.Errorf("%d goroutines left once the tree is idle; want 0", got)
 		}
 	})

@@ -12,7 +12,6 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/taskqueue-go/taskqueue/internal/bubble"
 	"github.com/taskqueue-go/taskqueue/taskqueue"
 )
 
@@ -146,7 +145,7 @@ func TestRunAfterContextWatched(t *testing.T) {
 func TestRunAfterHoldsNoGoroutine(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		q := taskqueue.NewConcurrent(4)
-		before := bubble.Goroutines()
+		before := bubbleGoroutines()
 		var ran atomic.Int32
 		for i := range 1000 {
 			q.RunAfter(t.Context(), time.Duration(i+1)*time.Millisecond, func(context.Context) error {
@@ -155,7 +154,7 @@ func TestRunAfterHoldsNoGoroutine(t *testing.T) {
 			})
 		}
 		synctest.Wait()
-		if after := bubble.Goroutines(); after != before {
+		if after := bubbleGoroutines(); after != before {
 			t.Errorf("%d goroutines with 1000 delayed tasks; want %d, as before", after, before)
 		}
 		q.Close()
