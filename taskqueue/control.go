@@ -8,10 +8,29 @@ import "fmt"
 // its subtree only. Suspend and Resume nest: q starts tasks again once each
 // Suspend has had its Resume. A RunSync on a suspended queue waits, unless it
 // comes from one of q's running tasks, which it runs in place of.
-func (q *Queue) Suspend() { q.s.Suspend() }
+func (q *Queue) Suspend() {
+	q.mustBeMade()
+	q.suspends.Add(1)
+	q.s.Suspend()
+}
 
 // Resume undoes a Suspend. Resume panics if q is not suspended.
-func (q *Queue) Resume() { q.s.Resume() }
+func (q *Queue) Resume() {
+	q.mustBeMade()
+	if q.suspends.Add(-1) < 0 {
+		q.suspends.Add(1)
+		panic("taskqueue: Resume of a queue that is not suspended")
+	}
+	q.s.Resume()
+}
+
+// mustBeMade panics if q is the zero Queue, with a message that says how to
+// make one, rather than a nil dereference deep inside.
+func (q *Queue) mustBeMade() {
+	if q.s == nil {
+		panic("taskqueue: use of a zero Queue; make one with NewSerial or NewConcurrent")
+	}
+}
 
 // SetLimit changes how many tasks a concurrent queue runs at once (pond's
 // Resize, errgroup's SetLimit): raising it starts waiting tasks at once;
@@ -19,6 +38,7 @@ func (q *Queue) Resume() { q.s.Resume() }
 // run. SetLimit panics if n < 1, and on a queue made by NewSerial, whose
 // tasks rely on running one at a time.
 func (q *Queue) SetLimit(n int) {
+	q.mustBeMade()
 	if q.serial {
 		panic(fmt.Sprintf("taskqueue: SetLimit(%d) on a serial queue", n))
 	}
@@ -30,7 +50,10 @@ func (q *Queue) SetLimit(n int) {
 
 // Closed reports whether q is closed: Close, Shutdown or CloseNow was called
 // on it or on a target above it.
-func (q *Queue) Closed() bool { return q.s.Closed() }
+func (q *Queue) Closed() bool {
+	q.mustBeMade()
+	return q.s.Closed()
+}
 
 // idle reports whether q has no task queued or running.
 func (q *Queue) idle() bool {

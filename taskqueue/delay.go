@@ -41,6 +41,7 @@ func (q *Queue) submitAfter(ctx context.Context, d time.Duration, h *Handle, r r
 		q.submit(ctx, h, r)
 		return
 	}
+	q.mustBeMade()
 	h.init(ctx, q)
 	if err := ctx.Err(); err != nil {
 		q.reject(h, err)
@@ -156,17 +157,19 @@ func (q *Queue) cancelDelayed(h *Handle, err error) bool {
 	return true
 }
 
-// closeDelayed completes every delayed task with ErrClosed, for CloseNow,
-// and returns how many it completed.
-func (q *Queue) closeDelayed() int {
+// cancelDelayedAll completes every delayed task with err, closing q first
+// if close (CloseNow), and returns how many it completed.
+func (q *Queue) cancelDelayedAll(err error, close bool) int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	q.closed = true
+	if close {
+		q.closed = true
+	}
 	n := 0
 	for _, d := range q.delayed.drain() {
 		if h := d.r.handle(); !h.IsDone() {
 			d.res.Cancel()
-			h.finish(ErrClosed)
+			h.finish(err)
 			n++
 		}
 	}

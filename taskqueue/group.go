@@ -146,6 +146,7 @@ func (g *Group) init(ctx context.Context, q *Queue, call string, opts []GroupOpt
 	if q == nil {
 		panic("taskqueue: " + call + " with a nil queue")
 	}
+	q.mustBeMade()
 	g.q, g.ctx, g.done = q, ctx, make(chan struct{})
 	g.cond.L = &g.mu
 	for _, o := range opts {

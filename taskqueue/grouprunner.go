@@ -135,8 +135,8 @@ func (r *groupRunner) drop(err error) {
 	r.g.runnerGone(err)
 }
 
-// closeNow ends, with ErrClosed, the members of g that have not started,
-// for the queue's CloseNow, and returns how many.
-func (g *Group) closeNow() int {
-	return g.refuse(g.takeAll(), ErrClosed)
+// cancelWaiting ends, with err, the members of g that have not started, for
+// the queue's CloseNow or CancelKey, and returns how many.
+func (g *Group) cancelWaiting(err error) int {
+	return g.refuse(g.takeAll(), err)
 }

@@ -2,8 +2,10 @@ package taskqueue
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // A Keyed runs tasks in serial lanes by key, on a target queue's slots: the
@@ -16,21 +18,24 @@ import (
 //
 // Each lane is a serial child of the target (see WithTarget), so the lanes
 // take turns on its slots fairly, and the rules of a serial queue hold in a
-// lane: RunSync from a task of a lane on its own key runs in the task's place.
-// Closing the target closes the lanes: submissions then fail with
-// ErrClosed, and the target's Shutdown waits for the lanes' tasks.
+// lane: RunSync from a task of a lane on its own key, with the task's
+// context, runs in the task's place. Closing the target closes the lanes:
+// submissions then fail with ErrClosed, and the target's Shutdown waits for
+// the lanes' tasks.
 //
-// The zero Keyed is not usable; call NewKeyed. A Keyed is safe for use by
-// multiple goroutines and must not be copied. For one key, the return of each
-// task happens before the start of the next.
+// The zero Keyed is not usable: its methods panic; make one with NewKeyed. A
+// Keyed is safe for use by multiple goroutines and must not be copied. For
+// one key, the return of each task happens before the start of the next.
 type Keyed[K comparable] struct {
 	target *Queue
 	opts   []Option
+	name   string // WithName: each lane is named name[key]
 
-	mu    sync.Mutex // guards the fields below
-	lanes map[K]*lane[K]
-	peak  int        // the most lanes since lanes was made; a map does not shrink
-	free  []*lane[K] // idle lanes kept for new keys, at most maxFreeLanes
+	mu      sync.Mutex // guards the fields below
+	lanes   map[K]*lane[K]
+	peak    int        // the most lanes since lanes was made; a map does not shrink
+	free    []*lane[K] // idle lanes kept for new keys, at most maxFreeLanes
+	retired Stats      // the counts of the lanes dropped so far
 }
 
 // A lane is the serial queue of one key, while the key has work.
@@ -43,6 +48,7 @@ type lane[K comparable] struct {
 	// idled is set when the lane went idle while a submission held it:
 	// the submission's release then drops it.
 	idled atomic.Bool
+	base  Stats // the lane's counts when it took its key, for a reused lane
 }
 
 // maxFreeLanes is how many idle lanes a Keyed keeps to reuse, which saves
@@ -51,13 +57,18 @@ const maxFreeLanes = 256
 
 // NewKeyed returns a Keyed whose lanes run on target's slots. The options
 // are those of every lane: WithPanicHandler, WithMaxQueued (a bound per
-// key), WithPriority and WithQuantum; WithTarget is target. NewKeyed panics
-// if target is nil.
+// key), WithPriority, WithQuantum, WithObserver, and WithName, which names
+// each lane NAME[KEY]. NewKeyed panics if target is nil, and if opts hold a
+// WithTarget: the lanes' target is target.
 func NewKeyed[K comparable](target *Queue, opts ...Option) *Keyed[K] {
 	if target == nil {
 		panic("taskqueue: NewKeyed with a nil target")
 	}
-	return &Keyed[K]{target: target, opts: opts, lanes: make(map[K]*lane[K])}
+	o := buildOptions(opts)
+	if o.targets > 0 {
+		panic("taskqueue: NewKeyed with WithTarget: the lanes' target is NewKeyed's first argument")
+	}
+	return &Keyed[K]{target: target, opts: opts, name: o.name, lanes: make(map[K]*lane[K])}
 }
 
 // Go runs f in key's lane and returns at once, as Queue.Go does.
@@ -69,6 +80,19 @@ func (k *Keyed[K]) Go(key K, f func()) error {
 	err := l.q.Go(f)
 	k.release(l, err != nil)
 	return err
+}
+
+// TryGo runs f in key's lane only if it can start at once: the key has no
+// task queued or running, and the target has a free slot for it. It reports
+// whether it did, and never queues f and never blocks (see Queue.TryGo).
+func (k *Keyed[K]) TryGo(key K, f func()) bool {
+	if f == nil {
+		nilFunc("Keyed.TryGo")
+	}
+	l := k.acquire(key)
+	ok := l.q.TryGo(f)
+	k.release(l, !ok)
+	return ok
 }
 
 // RunAsync runs f in key's lane and returns its Handle at once, as
@@ -83,8 +107,22 @@ func (k *Keyed[K]) RunAsync(ctx context.Context, key K, f func(context.Context) 
 	return h
 }
 
+// RunAfter runs f in key's lane no earlier than d from now, as Queue.RunAfter
+// does: the key's lane lives while the task waits, and its tasks keep their
+// order with it.
+func (k *Keyed[K]) RunAfter(ctx context.Context, key K, d time.Duration, f func(context.Context) error) *Handle {
+	if f == nil {
+		nilFunc("Keyed.RunAfter")
+	}
+	l := k.acquire(key)
+	h := l.q.RunAfter(ctx, d, f)
+	k.release(l, h.IsDone())
+	return h
+}
+
 // RunSync runs f in key's lane and waits for it, as Queue.RunSync does:
-// called from a task of the same key, f runs in the task's place.
+// called from a task of the same key with the task's context, f runs in the
+// task's place.
 func (k *Keyed[K]) RunSync(ctx context.Context, key K, f func(context.Context) error) error {
 	if f == nil {
 		nilFunc("Keyed.RunSync")
@@ -94,16 +132,100 @@ func (k *Keyed[K]) RunSync(ctx context.Context, key K, f func(context.Context) e
 	return l.q.RunSync(ctx, f)
 }
 
+// CancelKey cancels the tasks of key that have not started, delayed ones
+// included: their handles complete with context.Canceled, and tasks of Go
+// are dropped. It returns how many it canceled. The task of key that is
+// running goes on, and tasks submitted for key afterwards run after it, as
+// usual: for a player who leaves, CancelKey drops the work still queued for
+// them.
+func (k *Keyed[K]) CancelKey(key K) int {
+	k.mustBeMade()
+	k.mu.Lock()
+	l := k.lanes[key]
+	if l != nil {
+		l.refs.Add(1)
+	}
+	k.mu.Unlock()
+	if l == nil {
+		return 0
+	}
+	n := l.q.cancelPending(context.Canceled, false)
+	k.release(l, true)
+	return n
+}
+
 // Lanes returns the number of keys that have work now, each with its lane.
 func (k *Keyed[K]) Lanes() int {
+	k.mustBeMade()
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	return len(k.lanes)
 }
 
+// Stats returns the counts of key's lane (Queued, Delayed, Running and what
+// its tasks did while it held the key), or the zero Stats if key has no work
+// now.
+func (k *Keyed[K]) Stats(key K) Stats {
+	k.mustBeMade()
+	k.mu.Lock()
+	l := k.lanes[key]
+	k.mu.Unlock()
+	if l == nil {
+		return Stats{}
+	}
+	return l.stats()
+}
+
+// Total returns the counts of every lane together, those of the lanes
+// dropped so far included: tasks completed, failed, canceled and so on over
+// the Keyed's life, and tasks queued and running now.
+func (k *Keyed[K]) Total() Stats {
+	k.mustBeMade()
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	st := k.retired
+	st.Name = k.name
+	for _, l := range k.lanes {
+		add(&st, l.stats())
+	}
+	return st
+}
+
+func (k *Keyed[K]) mustBeMade() {
+	if k.target == nil {
+		panic("taskqueue: use of a zero Keyed; make one with NewKeyed")
+	}
+}
+
+// stats returns l's counts since it took its key.
+func (l *lane[K]) stats() Stats {
+	st := l.q.Stats()
+	st.Completed -= l.base.Completed
+	st.Succeeded -= l.base.Succeeded
+	st.Failed -= l.base.Failed
+	st.Panicked -= l.base.Panicked
+	st.Canceled -= l.base.Canceled
+	st.Rejected -= l.base.Rejected
+	return st
+}
+
+// add adds the counts of b to a.
+func add(a *Stats, b Stats) {
+	a.Queued += b.Queued
+	a.Delayed += b.Delayed
+	a.Running += b.Running
+	a.Completed += b.Completed
+	a.Succeeded += b.Succeeded
+	a.Failed += b.Failed
+	a.Panicked += b.Panicked
+	a.Canceled += b.Canceled
+	a.Rejected += b.Rejected
+}
+
 // acquire returns key's lane, making it if the key has none, and holds it
 // until release.
 func (k *Keyed[K]) acquire(key K) *lane[K] {
+	k.mustBeMade()
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	l := k.lanes[key]
@@ -112,10 +234,14 @@ func (k *Keyed[K]) acquire(key K) *lane[K] {
 			l = k.free[n-1]
 			k.free[n-1] = nil
 			k.free = k.free[:n-1]
+			l.base = l.q.Stats()
 		} else {
 			l = &lane[K]{}
 			opts := append(k.opts[:len(k.opts):len(k.opts)], WithTarget(k.target),
 				optionFunc(func(o *options) { o.onIdle = func() { k.idle(l) } }))
+			if k.name != "" {
+				opts = append(opts, WithName(fmt.Sprintf("%s[%v]", k.name, key)))
+			}
 			l.q = NewSerial(opts...)
 		}
 		l.key = key
@@ -157,11 +283,7 @@ func (k *Keyed[K]) dropLocked(l *lane[K]) {
 	}
 	l.idled.Store(false)
 	delete(k.lanes, l.key)
-	var zero K
-	l.key = zero
-	if len(k.free) < maxFreeLanes {
-		k.free = append(k.free, l)
-	}
+	k.retireLocked(l)
 	if k.peak > 64 && len(k.lanes) < k.peak/4 {
 		// A Go map keeps its peak size after deletions: move the lanes to
 		// a fresh one, amortized over the deletions since the peak.
@@ -170,5 +292,19 @@ func (k *Keyed[K]) dropLocked(l *lane[K]) {
 			lanes[key] = l
 		}
 		k.lanes, k.peak = lanes, len(lanes)
+	}
+}
+
+// retireLocked adds the counts of l, an idle lane that left the map, to the
+// Keyed's, and keeps l for a new key. A named lane is not kept: its name is
+// its key's.
+func (k *Keyed[K]) retireLocked(l *lane[K]) {
+	st := l.stats()
+	st.Queued, st.Delayed, st.Running = 0, 0, 0
+	add(&k.retired, st)
+	var zero K
+	l.key = zero
+	if len(k.free) < maxFreeLanes && k.name == "" {
+		k.free = append(k.free, l)
 	}
 }

@@ -20,6 +20,7 @@ type options struct {
 	maxQueued int               // 0: unbounded
 	whenFull  FullPolicy
 	target    *Queue // nil: a root queue
+	targets   int    // WithTarget options given: more than one is a mistake
 	priority  int
 	quantum   int
 	onIdle    func() // for the lanes of a Keyed
@@ -31,6 +32,9 @@ func buildOptions(opts []Option) options {
 	o := options{onPanic: logPanic, quantum: 16}
 	for _, opt := range opts {
 		opt.apply(&o)
+	}
+	if o.targets > 1 {
+		panic("taskqueue: WithTarget given more than once: a queue has one target")
 	}
 	return o
 }
@@ -109,7 +113,7 @@ func WithTarget(target *Queue) Option {
 	if target == nil {
 		panic("taskqueue: WithTarget(nil)")
 	}
-	return optionFunc(func(o *options) { o.target = target })
+	return optionFunc(func(o *options) { o.target, o.targets = target, o.targets+1 })
 }
 
 // WithPriority sets the priority of a child queue on its target (see

@@ -42,7 +42,8 @@ type Queue struct {
 	slow    *time.Timer         // watches the waits for one that waits for itself; nil while none waits
 	groups  map[*Group]struct{} // the groups with runners on the queue, whose members CloseNow stops
 
-	closedNow atomic.Bool // CloseNow was called: runners start no more members
+	closedNow atomic.Bool  // CloseNow was called: runners start no more members
+	suspends  atomic.Int32 // Suspend calls not yet resumed
 
 	panicked atomic.Uint64
 	failed   atomic.Uint64 // tasks that returned an error or called runtime.Goexit
@@ -100,7 +101,10 @@ func (q *Queue) goPanicked(p *PanicError) {
 }
 
 // Limit returns the most tasks q runs at once: 1 for a serial queue.
-func (q *Queue) Limit() int { return q.s.Limit() }
+func (q *Queue) Limit() int {
+	q.mustBeMade()
+	return q.s.Limit()
+}
 
 // Go submits f to run on q and returns at once, with no handle. It never
 // blocks: it returns ErrClosed if q is closed, and ErrQueueFull if q was made
@@ -111,6 +115,7 @@ func (q *Queue) Go(f func()) error {
 	if f == nil {
 		nilFunc("Go")
 	}
+	q.mustBeMade()
 	if _, err := q.s.Enqueue(scheduler.Func(q.observeGo(f))); err != nil {
 		q.rejected.Add(1)
 		return queueError(err)
@@ -126,6 +131,7 @@ func (q *Queue) TryGo(f func()) bool {
 	if f == nil {
 		nilFunc("TryGo")
 	}
+	q.mustBeMade()
 	return q.s.TryEnqueue(scheduler.Func(q.observeGo(f)))
 }
 
@@ -195,6 +201,7 @@ func nilFunc(call string) {
 // submit queues the task t, whose Handle is h, to start when its turn comes.
 // t is h's task, marked as a barrier or not.
 func (q *Queue) submit(ctx context.Context, h *Handle, t scheduler.Task) {
+	q.mustBeMade()
 	h.init(ctx, q)
 	q.queue(h, t)
 }

@@ -85,6 +85,7 @@ func RunSync[T any](ctx context.Context, q *Queue, f func(context.Context) (T, e
 const SlowWaitAfter = 5 * time.Second
 
 func (q *Queue) runSync(ctx context.Context, f func(context.Context) error) error {
+	q.mustBeMade()
 	if err := ctx.Err(); err != nil {
 		q.rejected.Add(1)
 		return err
@@ -218,13 +219,13 @@ func (c *syncCall) Run(sl scheduler.Slot) {
 	}
 }
 
-// close completes a call that CloseNow took out of the queue, reporting
-// whether it did: its caller may have given it up.
-func (c *syncCall) close() bool {
+// close completes, with err, a call that CloseNow or CancelKey took out of
+// the queue, reporting whether it did: its caller may have given it up.
+func (c *syncCall) close(err error) bool {
 	if !c.call.Start() {
 		return false
 	}
-	c.err = ErrClosed
+	c.err = err
 	c.call.Deliver()
 	return true
 }

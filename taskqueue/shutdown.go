@@ -40,16 +40,27 @@ func (q *Queue) Shutdown(ctx context.Context) error {
 // queues, which are shared.
 func (q *Queue) CloseNow() int {
 	q.mustNotBeDefault("CloseNow")
-	q.closedNow.Store(true)
-	n := q.closeDelayed()
-	q.s.Close()
+	return q.cancelPending(ErrClosed, true)
+}
+
+// cancelPending completes with err every task of q that has not started,
+// and returns how many: closing q first, for CloseNow, or not, for a
+// keyed lane's CancelKey.
+func (q *Queue) cancelPending(err error, close bool) int {
+	if close {
+		q.closedNow.Store(true)
+	}
+	n := q.cancelDelayedAll(err, close)
+	if close {
+		q.s.Close()
+	}
 	dropped := 0
 	for _, t := range q.s.DequeueAll() {
 		switch t := t.(type) {
 		case runner:
-			t.handle().finish(ErrClosed)
+			t.handle().finish(err)
 		case *syncCall:
-			if !t.close() {
+			if !t.close(err) {
 				// Its caller gave it up and counted it, as skipped by the
 				// worker that was to find it: no worker will now.
 				q.skipped.Add(^uint64(0))
@@ -71,12 +82,13 @@ func (q *Queue) CloseNow() int {
 	}
 	q.mu.Unlock()
 	for _, g := range groups {
-		n += g.closeNow()
+		n += g.cancelWaiting(err)
 	}
 	return n + dropped
 }
 
 func (q *Queue) mustNotBeDefault(call string) {
+	q.mustBeMade()
 	if q.isDefault {
 		panic("taskqueue: " + call + " of a default queue, which is shared")
 	}

@@ -23,6 +23,7 @@ type Stats struct {
 // at one instant: while tasks run they may disagree by the tasks in flight,
 // and they add up exactly once q is idle.
 func (q *Queue) Stats() Stats {
+	q.mustBeMade()
 	delayed := q.delayedCount()
 	skipped := q.skipped.Load() // before Completed, which counts the skipped tasks
 	inner := q.inner.Load()
