@@ -1,12 +1,9 @@
 // Package taskqueue runs work on serial and concurrent task queues.
 //
 // Start with [Queue]: [NewSerial] makes a queue that runs one task at a time,
-// in submission order, [NewConcurrent] one that runs up to n at once.
-// queue.go holds the queue and its submissions, handle.go what a caller
-// holds of a task, runsync.go the synchronous path, delay.go delayed tasks,
-// and shutdown.go the ways to stop. A [Queue] runs its tasks on a
-// [scheduler.Scheduler]. Queues need no goroutine while idle and no Close to
-// be collected.
+// in submission order, [NewConcurrent] one that runs up to n at once. A
+// [Queue] runs its tasks on a [scheduler.Scheduler]. Queues need no goroutine
+// while idle and no Close to be collected.
 //
 // # Submitting work
 //
@@ -19,14 +16,15 @@
 //   - [Queue.RunBarrier] runs a task alone on a concurrent queue, after the
 //     tasks before it and before those after it.
 //
-// Tasks receive the context they were submitted with. A task whose context is
-// done before it starts never runs, and its handle says so.
+// Tasks receive a context derived from the one they were submitted with. A
+// task whose context is done before it starts never runs, and its handle
+// says so.
 //
 // # Groups, continuations and bulk work
 //
 // These sit on top of any queue, serial, concurrent or child, and add no
 // goroutine of their own, but for a continuation waiting for room on a full
-// queue; group.go, then.go and bulk.go hold them.
+// queue.
 //
 //   - A [Group] runs members on a queue and waits for them all, with their
 //     errors joined, or, made [WithCancelOnError], stops at the first failure:
@@ -43,11 +41,19 @@
 //
 // On a serial queue, task i+1 starts after task i returns and sees its memory
 // writes. A task may submit to its own queue: RunAsync and Go never block on
-// it, and RunSync from the task's goroutine runs the inner function at once,
-// in the task's place, where libdispatch would crash and other Go pools
-// deadlock. RunSync on an idle queue runs on the caller too, which saves the
-// hand-off to a worker. Two tasks of two queues that wait for each other with
-// RunSync hang as two mutexes taken in opposite orders do; [Waits] shows them.
+// it. RunSync with the context the task received runs the inner function at
+// once, in the task's place, where libdispatch would crash and other Go pools
+// deadlock; so does RunSync from any goroutine that works for the task with
+// that context (an iter.Pull body it drives, helpers it starts and waits
+// for), the inner functions taking turns. The context is what makes a call
+// the task's own: the runtime gives goroutines no identity, and Go code
+// passes contexts down. A call with another context (context.Background(),
+// or the outer one from inside a nested function) waits behind the task like
+// anyone else's; from inside the task that is forever, and RunSync says so
+// through log/slog after [SlowWaitAfter]. RunSync on an idle queue runs on
+// the caller too, which saves the hand-off to a worker. Two tasks of two
+// queues that wait for each other with RunSync hang as two mutexes taken in
+// opposite orders do; [Waits] shows them.
 //
 // # Trees and keyed lanes
 //
@@ -64,9 +70,12 @@
 //
 // A panic in a task is recovered as a [*PanicError] holding the value and the
 // stack. RunSync re-panics with it in the caller. A task with a handle
-// completes with it, and it also goes to the queue's panic handler (see
-// [WithPanicHandler]), as do the panics of tasks started with Go; by default
-// the handler reports through log/slog's default logger, so no panic goes unseen.
+// completes with it; a group's Wait returns its members'. A panic goes to the
+// queue's panic handler (see [WithPanicHandler]; by default log/slog's
+// default logger) when no caller receives it: the panics of tasks started
+// with Go, of tasks with a handle that nobody was waiting for (Wait, Done, a
+// continuation) when they panicked, and of group members whose error Wait
+// will not return. So no panic goes unseen, and none is reported twice.
 //
 // # Shutting down
 //

@@ -47,15 +47,18 @@ func logPanic(p *PanicError) {
 
 // WithPanicHandler sets the function that receives the panics of the queue's
 // tasks that no caller will see otherwise: those of tasks started with Go, of
-// tasks with a Handle (which also completes with the *PanicError), and of
-// RunSync tasks whose caller stopped waiting. A panic in a task that a RunSync
-// caller still waits for is re-panicked in that caller instead.
+// tasks with a Handle that nobody was waiting for when they panicked (a Wait,
+// the channel of Done, a continuation: the handle completes with the
+// *PanicError all the same), of RunSync tasks whose caller stopped waiting,
+// and of group members whose error the group's Wait will not return. A panic
+// that a caller receives (RunSync re-panics it, a waiting Wait returns it) is
+// not reported again.
 //
-// The handler runs on the goroutine of the task that panicked, before the
+// The handler runs on the goroutine of the task that panicked, after the
 // task's handle completes, and must not block for long. Without this option,
 // panics are reported through log/slog's default logger, at level Error,
 // with the attributes queue (its name, see WithName), panic (the value) and
-// stack, so that none goes unseen.
+// stack.
 func WithPanicHandler(h func(*PanicError)) Option {
 	if h == nil {
 		panic("taskqueue: WithPanicHandler(nil)")
