@@ -158,7 +158,9 @@ func TestKeyedAndZeroValueMisuse(t *testing.T) {
 		{"Keyed TryGo nil", func() { taskqueue.NewKeyed[int](q).TryGo(1, nil) }, "taskqueue: Keyed.TryGo with a nil function"},
 		{"Keyed RunAfter nil", func() { taskqueue.NewKeyed[int](q).RunAfter(context.Background(), 1, time.Second, nil) },
 			"taskqueue: Keyed.RunAfter with a nil function"},
-		{"Handle.Then on nil", func() { (*taskqueue.Handle)(nil).Then(context.Background(), q, func(context.Context) error { return nil }) },
+		{"Handle.Then on nil", func() {
+			(*taskqueue.Handle)(nil).Then(context.Background(), q, func(context.Context) error { return nil })
+		},
 			"taskqueue: Handle.Then on a nil Handle"},
 	} {
 		if got := fmt.Sprint(panicValue(c.f)); got != c.want {
