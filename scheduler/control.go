@@ -38,6 +38,7 @@ func (s *Scheduler) SetLimit(n int) {
 	}
 	s.mu.Lock()
 	s.limit = int32(min(n, maxLimit))
+	s.cut.Store(s.active > s.limit)
 	s.spawnLocked()
 	s.mu.Unlock()
 }

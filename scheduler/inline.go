@@ -121,7 +121,7 @@ func (s *Scheduler) freeLocked(turn bool) bool {
 		used += s.lent
 	}
 	return !s.exclusive && s.suspends == 0 && used < s.limit &&
-		int32(min(s.list.live, maxLimit)) <= s.active-s.running && !s.heldAbove()
+		int32(min(s.queuedLocked(), maxLimit)) <= s.active-s.running && !s.heldAbove()
 }
 
 // TryEnqueue queues t only if it can start at once, on a free slot with
@@ -148,12 +148,12 @@ func (s *Scheduler) TryEnqueue(t Task) bool {
 	// need is how many levels, from s up, must start a new slot: the new
 	// item's at s, then, for a child, the turn it requests on its target.
 	need := 0
-	ok := !s.Closed() && (!isBarrier(t) || s.running == 0 && s.list.live == 0)
+	ok := !s.Closed() && (!isBarrier(t) || s.running == 0 && s.queuedLocked() == 0)
 	for i := 0; ok && i < n; i++ {
 		a := path[i]
-		if a.exclusive || a.suspends > 0 || int32(min(a.list.live, maxLimit)) > a.active-a.running {
+		if a.exclusive || a.suspends > 0 || int32(min(a.queuedLocked(), maxLimit)) > a.active-a.running {
 			ok = false // a barrier runs, a is held, or items wait without a slot
-		} else if need == i && int32(a.list.live) == a.active-a.running {
+		} else if need == i && int32(a.queuedLocked()) == a.active-a.running {
 			// No slot of a is free between items: the new item, or the new
 			// turn from below, needs one (an item of s's own, one that no
 			// waiting item lent).

@@ -88,5 +88,8 @@ func (s *Scheduler) grantLocked() bool {
 func (s *Scheduler) freeSlotLocked() {
 	if !s.grantLocked() {
 		s.active--
+		if s.active <= s.limit {
+			s.cut.Store(false)
+		}
 	}
 }

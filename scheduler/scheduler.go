@@ -43,7 +43,8 @@ type Scheduler struct {
 	quantum  int32           // the items a turn of s runs before its siblings get theirs
 
 	closed atomic.Bool // set by Close, under mu; read without it by s's subtree
-	halted atomic.Bool // s is suspended; read without mu by s's subtree
+	halted atomic.Bool // s is suspended; read without mu by s's subtree and batches
+	cut    atomic.Bool // more slots are held than the limit: read without mu by batches
 
 	mu sync.Mutex // guards the fields below
 	// Every decision to start or stop a slot is taken under mu together with
@@ -76,6 +77,7 @@ type Scheduler struct {
 	completed uint64          // items whose Run has returned or panicked
 	idle      chan struct{}   // closed when s goes idle, for Wait; nil if nobody waits
 	recs      []*slotRec      // free slot records
+	b         *batch          // the head of the queue, taken off the list by a serial worker; nil if none
 	waits     waits           // a sample of how long items wait to start
 }
 
@@ -122,7 +124,7 @@ func (s *Scheduler) Stats() Stats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return Stats{
-		Pending:   s.list.live - s.mux.waitingTurns(),
+		Pending:   s.queuedLocked() - s.mux.waitingTurns(),
 		Running:   int(s.running + s.inPlace - s.turnsRun),
 		Completed: s.completed,
 		Wait:      s.waits.latency(),
@@ -189,6 +191,14 @@ func (s *Scheduler) pushLocked(t Task) ID {
 // wait.
 func (s *Scheduler) TryDequeue(id ID) bool {
 	s.mu.Lock()
+	if s.b != nil && s.b.remove(id) {
+		s.releaseBatchLocked()
+		s.spawnLocked()
+		s.idleLocked()
+		s.unlock()
+		s.room.release(1)
+		return true
+	}
 	if seg, i := s.list.find(id); seg == nil || seg.at(i) == Task(s.mux) {
 		s.mu.Unlock()
 		return false // not queued, or the turn of a child, which is not s's to remove
@@ -208,8 +218,12 @@ func (s *Scheduler) TryDequeue(id ID) bool {
 // work of s's children, which is theirs: their turns stay queued.
 func (s *Scheduler) DequeueAll() []Task {
 	s.mu.Lock()
+	var ts []Task
+	if s.b != nil {
+		ts = s.b.drain(ts)
+		s.releaseBatchLocked()
+	}
 	all := s.list.drain()
-	ts := all[:0]
 	if s.mux != nil {
 		s.mux.ids, s.mux.head = s.mux.ids[:0], 0
 	}
@@ -221,7 +235,6 @@ func (s *Scheduler) DequeueAll() []Task {
 		}
 		ts = append(ts, unbarrier(t))
 	}
-	clear(all[len(ts):])
 	s.barriers = 0
 	s.idleLocked()
 	s.unlock()
@@ -278,7 +291,7 @@ func (s *Scheduler) Wait(ctx context.Context) error {
 }
 
 func (s *Scheduler) isIdleLocked() bool {
-	return s.list.live == 0 && s.running == 0 && s.inPlace == 0 && s.reserved == 0
+	return s.queuedLocked() == 0 && s.running == 0 && s.inPlace == 0 && s.reserved == 0
 }
 
 // idleLocked wakes Wait if s is idle, has unlock call the idle function, and

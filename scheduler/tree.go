@@ -70,7 +70,7 @@ func (s *Scheduler) heldAbove() bool {
 
 // startableLocked reports whether takeLocked would start an item now.
 func (s *Scheduler) startableLocked() bool {
-	if s.exclusive || s.suspends > 0 || s.active > s.limit || s.list.live == 0 {
+	if s.exclusive || s.suspends > 0 || s.active > s.limit || s.queuedLocked() == 0 {
 		return false
 	}
 	return !isBarrier(s.list.front()) || s.running == 0

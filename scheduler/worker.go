@@ -18,9 +18,9 @@ func (s *Scheduler) spawnLocked() {
 	turns := int32(s.mux.waitingTurns())
 	want := turns
 	if s.active+s.lent < s.limit {
-		want = int32(min(s.list.live, maxLimit))
+		want = int32(min(s.queuedLocked(), maxLimit))
 	}
-	if s.barriers > 0 && isBarrier(s.list.front()) {
+	if s.barrierAtFrontLocked() {
 		want = 0
 		if s.running == 0 {
 			want = 1 // the barrier may start: it runs alone
@@ -72,6 +72,14 @@ func (s *Scheduler) runItemsLocked(rec *slotRec, max int32) int32 {
 		if s.parent != nil && s.heldAbove() {
 			break // a suspended target holds back its subtree's running turns too
 		}
+		if s.batchableLocked() {
+			n += s.runBatchLocked(rec) - 1
+			if s.grantLocked() {
+				s.giveRecLocked(rec)
+				return -1
+			}
+			continue
+		}
 		t, ok := s.takeLocked()
 		if !ok {
 			break
@@ -99,7 +107,7 @@ func (s *Scheduler) endSlotLocked(rec *slotRec) {
 // takeLocked takes the next item that may start now, counts it as running
 // and gives back its room.
 func (s *Scheduler) takeLocked() (Task, bool) {
-	if s.exclusive || s.suspends > 0 || s.active > s.limit || s.list.live == 0 {
+	if s.exclusive || s.suspends > 0 || s.active > s.limit || s.queuedLocked() == 0 {
 		// After SetLimit lowered the limit, the slots above it go.
 		return nil, false
 	}
@@ -114,7 +122,17 @@ func (s *Scheduler) takeLocked() (Task, bool) {
 		s.turnsRun++
 		return s.mux, true
 	}
-	if s.barriers > 0 && isBarrier(s.list.front()) {
+	if s.b != nil {
+		// What is left of a batch comes first: the head of the queue.
+		t, ok := s.b.take()
+		s.releaseBatchLocked()
+		if ok {
+			s.running++
+			s.room.release(1)
+			return t, true
+		}
+	}
+	if s.barrierAtFrontLocked() {
 		if s.running > 0 {
 			return nil, false // the last item to finish starts the barrier
 		}
@@ -197,4 +215,9 @@ func (s *Scheduler) abandonSlotLocked(rec *slotRec) {
 	s.freeSlotLocked()
 	s.spawnLocked()
 	s.idleLocked()
+}
+
+// barrierAtFrontLocked reports whether the next item to start is a barrier.
+func (s *Scheduler) barrierAtFrontLocked() bool {
+	return s.barriers > 0 && (s.b == nil || s.b.left.Load() == 0) && isBarrier(s.list.front())
 }
