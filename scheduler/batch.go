@@ -32,9 +32,9 @@ const batchMax = 64
 
 // The states of a slot of a batch.
 const (
-	slotQueued uint32 = iota
-	slotTaken         // by the worker, or by a take under the lock, to run
-	slotRemoved       // by TryDequeue or DequeueAll
+	slotQueued  uint32 = iota
+	slotTaken          // by the worker, or by a take under the lock, to run
+	slotRemoved        // by TryDequeue or DequeueAll
 )
 
 // A batch is the head of a serial Scheduler's queue, taken off its list.
