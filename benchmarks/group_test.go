@@ -55,7 +55,7 @@ func BenchmarkGroup(b *testing.B) {
 			for range groupSize {
 				g.Go(tiny)
 			}
-			g.Wait()
+			g.Wait(ctx)
 		})
 		q.Close()
 	})
@@ -67,7 +67,7 @@ func BenchmarkGroup(b *testing.B) {
 			for range groupSize {
 				g.Go(f)
 			}
-			g.Wait()
+			g.Wait(ctx)
 		})
 		q.Close()
 	})
