@@ -73,7 +73,7 @@ func TestMainThreadCallsQueueAndBack(t *testing.T) {
 	ctx := context.Background()
 	q := taskqueue.NewSerial()
 	order := make(chan string, 3)
-	mainthread.Call(func() {
+	mainthread.Call(ctx, func() {
 		// On the main thread: a nested main-thread call runs inline.
 		taskqueue.RunSyncOnMainThread(ctx, func() { order <- "inline on main" })
 		h := q.RunAsync(ctx, func(ctx context.Context) error {
@@ -84,7 +84,7 @@ func TestMainThreadCallsQueueAndBack(t *testing.T) {
 		}
 		order <- "main waited for the queue"
 	})
-	mainthread.Call(func() {}) // the posted function has run by now
+	mainthread.Call(ctx, func() {}) // the posted function has run by now
 	close(order)
 	var got []string
 	for s := range order {
@@ -124,7 +124,9 @@ func TestOnlyTheMainGoroutineIsMain(t *testing.T) {
 	if mainthread.IsMain() {
 		t.Error("a test goroutine claims to be the main goroutine")
 	}
-	if !mainthread.CallValue(mainthread.IsMain) {
+	isMain := false
+	mainthread.Call(context.Background(), func() { isMain = mainthread.IsMain() })
+	if !isMain {
 		t.Error("IsMain() = false on the main thread")
 	}
 }

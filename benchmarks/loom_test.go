@@ -115,7 +115,7 @@ func BenchmarkCoroutineStep(b *testing.B) {
 		}
 	}
 	b.Run("impl=loom", func(b *testing.B) {
-		l := loom.New(loom.ManualClock(), loom.OwnedByCaller())
+		l := loom.New(loom.ManualClock())
 		for range n {
 			l.StartCoroutine(body)
 		}

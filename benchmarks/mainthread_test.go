@@ -1,6 +1,7 @@
 package benchmarks
 
 import (
+	"context"
 	"runtime"
 	"sync"
 	"testing"
@@ -41,10 +42,11 @@ func (s *lockedServer) call(f func()) {
 func BenchmarkMainThreadCall(b *testing.B) {
 	nop := func() {}
 	b.Run("impl=mainthread", func(b *testing.B) {
+		ctx := context.Background()
 		b.ReportAllocs()
 		defer ReportCPU(b)()
 		for b.Loop() {
-			mainthread.Call(nop)
+			mainthread.Call(ctx, nop)
 		}
 	})
 	b.Run("impl=lockedgoroutine", func(b *testing.B) {

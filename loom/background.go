@@ -23,7 +23,7 @@ func (l *Loom) RunAsync(f func()) error {
 		return ErrClosed
 	}
 	if l.bg == nil {
-		l.bg = scheduler.New(l.cfg.bgLimit, scheduler.WithPanicHandler(l.HandlePanic))
+		l.bg = scheduler.New(l.cfg.bgLimit, scheduler.WithPanicHandler(l.handlePanic))
 	}
 	bg := l.bg
 	l.mu.Unlock()

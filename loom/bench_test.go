@@ -174,7 +174,7 @@ func BenchmarkCoroutineResume(b *testing.B) {
 	const n = 10_000
 	b.Run("impl=loom/coroutines=10000", func(b *testing.B) {
 		b.ReportAllocs()
-		l := loom.New(loom.ManualClock(), loom.OwnedByCaller())
+		l := loom.New(loom.ManualClock())
 		for range n {
 			l.StartCoroutine(func(yield func(loom.Instruction) bool) {
 				for yield(loom.NextFrame()) {
@@ -215,7 +215,7 @@ func BenchmarkCoroutineResume(b *testing.B) {
 func BenchmarkCoroutineTimedWaits(b *testing.B) {
 	const n, spread = 100_000, 100 // due over 100 frames of 1ms: ~1,000 a frame
 	b.ReportAllocs()
-	l := loom.New(loom.ManualClock(), loom.OwnedByCaller())
+	l := loom.New(loom.ManualClock())
 	r := rand.New(rand.NewPCG(2, 2))
 	for range n {
 		first := time.Duration(r.IntN(spread)+1) * time.Millisecond
@@ -238,7 +238,7 @@ func BenchmarkCoroutineTimedWaits(b *testing.B) {
 // the loop, run to its first yield, stopped.
 func BenchmarkCoroutineStartStop(b *testing.B) {
 	b.ReportAllocs()
-	l := loom.New(loom.ManualClock(), loom.OwnedByCaller())
+	l := loom.New(loom.ManualClock())
 	body := func(yield func(loom.Instruction) bool) {
 		for yield(loom.NextFrame()) {
 		}
@@ -261,7 +261,7 @@ func TestYieldAllocatesNothing(t *testing.T) {
 		loom.WaitForFrames(2), loom.WaitUntil(cond), loom.WaitWhile(func() bool { return false }),
 		loom.WaitCustom(keep), loom.WaitFor(w),
 	} {
-		l := loom.New(loom.ManualClock(), loom.OwnedByCaller())
+		l := loom.New(loom.ManualClock())
 		l.StartCoroutine(func(yield func(loom.Instruction) bool) {
 			for yield(in) {
 			}
@@ -281,7 +281,7 @@ func BenchmarkFrameBacklog(b *testing.B) {
 	const budget = 1_000
 	for _, backlog := range []int{10_000, 100_000, 1_000_000} {
 		b.Run(fmt.Sprintf("backlog=%d", backlog), func(b *testing.B) {
-			l := loom.New(loom.ManualClock(), loom.OwnedByCaller(), loom.WithBudget(budget, 0))
+			l := loom.New(loom.ManualClock(), loom.WithBudget(budget, 0))
 			defer l.Close()
 			nop := func() {}
 			for range backlog {
@@ -310,7 +310,7 @@ func BenchmarkFloodMemory(b *testing.B) {
 		runtime.GC()
 		runtime.ReadMemStats(&ms)
 		before = ms.HeapAlloc
-		l := loom.New(loom.ManualClock(), loom.OwnedByCaller(), loom.WithBudget(10_000, 0))
+		l := loom.New(loom.ManualClock(), loom.WithBudget(10_000, 0))
 		nop := func() {}
 		for range 3 {
 			for range 1_000_000 {
@@ -336,7 +336,7 @@ func BenchmarkFloodMemory(b *testing.B) {
 // WaitAll for 1,000 members of which none is done: the wait looks at the
 // first pending member only.
 func BenchmarkWaitAllPending(b *testing.B) {
-	l := loom.New(loom.ManualClock(), loom.OwnedByCaller())
+	l := loom.New(loom.ManualClock())
 	defer l.Close()
 	ws := make([]loom.Waitable, 1000)
 	for i := range ws {
@@ -357,7 +357,7 @@ func (w pendingWaitable) Done() <-chan struct{} { return w.ch }
 // BenchmarkTaskAwait measures a coroutine that starts a typed coroutine and
 // waits for its result, per round (a start, a yield, a resume, an end).
 func BenchmarkTaskAwait(b *testing.B) {
-	l := loom.New(loom.ManualClock(), loom.OwnedByCaller())
+	l := loom.New(loom.ManualClock())
 	defer l.Close()
 	b.ReportAllocs()
 	l.StartCoroutine(func(y func(loom.Instruction) bool) {
@@ -373,29 +373,5 @@ func BenchmarkTaskAwait(b *testing.B) {
 	})
 	for b.Loop() {
 		l.UpdateDelta(time.Millisecond)
-	}
-}
-
-// BenchmarkRunOff measures a round trip off the frame and back: RunOff on a
-// pool of goroutines, a yield of WaitFor, the resume with the result.
-func BenchmarkRunOff(b *testing.B) {
-	l := loom.New(loom.ManualClock(), loom.OwnedByCaller())
-	defer l.Close()
-	pool := goPool{}
-	rounds := 0
-	l.StartCoroutine(func(y func(loom.Instruction) bool) {
-		for {
-			off := loom.RunOff(pool, func() (int, error) { return 1, nil })
-			if !y(loom.WaitFor(off)) {
-				return
-			}
-			rounds++
-		}
-	})
-	b.ReportAllocs()
-	for b.Loop() {
-		for start := rounds; rounds == start; {
-			l.UpdateDelta(time.Millisecond)
-		}
 	}
 }

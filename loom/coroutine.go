@@ -9,8 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/taskqueue-go/taskqueue/internal/goid"
-	"github.com/taskqueue-go/taskqueue/scheduler"
+	"github.com/taskqueue-go/taskqueue/internal/panics"
 )
 
 // ErrStopped is the error of a coroutine ended by Stop, StopCoroutine or
@@ -34,7 +33,9 @@ type Coroutine struct {
 	scope *Scope // nil for the Loom's own coroutines
 	id    uint64
 	body  func(yield func(Instruction) bool)
-	g     atomic.Uint64 // the ID of the goroutine its body runs on; set when it starts
+	// stopReq is set by Stop, from any goroutine: the loop resumes c no
+	// more, and ends it.
+	stopReq atomic.Bool
 
 	// Owned by the loom's goroutine:
 	next     func() (Instruction, bool)
@@ -61,6 +62,10 @@ type Coroutine struct {
 
 // coroutine makes WaitFor(c) wait as for a coroutine of the same loom.
 func (c *Coroutine) coroutine() *Coroutine { return c }
+
+// ofLoom is what WaitFor needs of a coroutine or a Task: the coroutine
+// itself, or nil for a nil one.
+type ofLoom interface{ coroutine() *Coroutine }
 
 // ID returns a number that names c among the coroutines of its loom.
 func (c *Coroutine) ID() uint64 { return c.id }
@@ -108,71 +113,70 @@ func (c *Coroutine) complete(err error) {
 	}
 }
 
-// Stop ends c, reporting whether it had not ended yet. On the loom's
-// goroutine, c ends at once: its yield reports false, its body returns and
-// its defers run before Stop returns (if c is the coroutine that calls Stop,
-// when it next yields). From any other goroutine, the stop happens at the
-// start of the next frame. Err then reports ErrStopped.
+// Stop ends c, reporting whether it had not ended yet. It is safe from any
+// goroutine and never runs c's code on the caller: c never resumes after
+// Stop returns, but for a resume under way at that moment, and it ends on
+// the loop, which makes its yield report false, so that its body returns
+// and its defers run, then Err reports ErrStopped: in the current frame, at
+// the next step of its coroutine pass, if a frame is running, or at the
+// start of the next frame's. A body that stops its own coroutine ends at its
+// next yield. A coroutine that has not begun never does.
 func (c *Coroutine) Stop() bool {
+	if c == nil {
+		panic("loom: Stop of a nil *Coroutine")
+	}
 	return c.l.stopCoroutine(c, ErrStopped)
 }
 
-// StartCoroutine starts body as a coroutine of l and returns its handle.
-// Called on l's goroutine (from an action, a coroutine, or the loop between
-// frames), it runs body at once up to its first yield, as Unity's
-// StartCoroutine does. Called from any other goroutine, it queues body to
-// start in the next frame: an iter.Pull coroutine must be created and resumed
-// on one goroutine, and on one OS thread when that goroutine is locked.
-// After Close, the returned coroutine has ended with ErrClosed without running.
+// StartCoroutine starts body as a coroutine of l and returns its handle. It
+// is safe from any goroutine and never runs body on the caller: the loop
+// begins the coroutine, running it up to its first yield, in the frame that
+// is running, if one is (in its coroutine pass, or right after the
+// coroutine that is running yields, if the pass has begun), or else in the
+// next frame. A coroutine that yields WaitFor on one that has not begun
+// begins it at once, so Unity's yield return StartCoroutine(inner()) keeps
+// its timing: yield(WaitFor(l.StartCoroutine(inner))) runs inner up to its
+// first yield in the same pass, and resumes the waiter in the pass in which
+// inner ends.
+//
+// The body does not run inside StartCoroutine, as it would in Unity, because
+// only the loop may create and resume the iter.Pull coroutine of a body (on
+// a goroutine locked to its OS thread, a mismatch is a fatal error of the
+// runtime), and the loom does not ask which goroutine calls. After Close, the
+// returned coroutine has ended with ErrClosed without running.
 func (l *Loom) StartCoroutine(body func(yield func(Instruction) bool)) *Coroutine {
 	return l.startCoroutine(nil, body, nil)
 }
 
 // StartCoroutineContext starts body as StartCoroutine does, bound to ctx:
-// once ctx is done, the coroutine is stopped as by Stop (at the start of the
-// next frame, unless it ends first), its yield reports false and its defers
-// run; its Err is then ErrStopped. A context that is done already stops it
-// before it begins.
+// once ctx is done, the coroutine is stopped as by Stop, its yield reports
+// false and its defers run; its Err is then ErrStopped. A context that is
+// done already stops it before it begins.
 func (l *Loom) StartCoroutineContext(ctx context.Context, body func(yield func(Instruction) bool)) *Coroutine {
+	if ctx == nil {
+		panic("loom: StartCoroutineContext with a nil context")
+	}
 	return l.startCoroutine(nil, body, ctx)
 }
 
-// StopCoroutine is c.Stop under Unity's name.
-func (l *Loom) StopCoroutine(c *Coroutine) bool {
-	if c.l != l {
-		panic("loom: StopCoroutine of a coroutine of another loom")
-	}
-	return c.Stop()
-}
-
 // StopAllCoroutines stops every coroutine of l started before it returns,
-// as Stop does for each: those running or waiting, and those started from
-// other goroutines that have not begun yet, which then never begin. Called
-// on l's goroutine, they end before it returns; from another goroutine, at
-// the start of the next frame.
+// as Stop does for each: those running or waiting, and those that have not
+// begun, which then never begin. Coroutines started after it returns are not
+// stopped, whatever goroutine calls it.
 func (l *Loom) StopAllCoroutines() {
+	l.mustBeMade()
 	l.mu.Lock()
-	queued := l.incoming // started elsewhere, not begun: they never will
-	l.incoming = nil
-	if !l.OnLoop() {
-		l.stopping = append(l.stopping, queued...)
-		l.stopAll = true
-		wake := l.wakeLocked()
-		l.mu.Unlock()
-		wake.send()
-		return
-	}
+	l.stopAllMark = max(l.stopAllMark, l.co.ids.Load())
+	wake := l.requestLocked()
 	l.mu.Unlock()
-	for _, c := range queued {
-		l.stopNow(c, ErrStopped)
-	}
-	l.stopAllNow(ErrStopped)
+	wake.send()
 }
 
 func (l *Loom) startCoroutine(s *Scope, body func(yield func(Instruction) bool), ctx context.Context) *Coroutine {
 	if body == nil {
 		panic("loom: StartCoroutine(nil)")
 	}
+	l.mustBeMade()
 	c := &Coroutine{l: l, scope: s, id: l.co.ids.Add(1), body: body}
 	if s != nil && s.closed.Load() {
 		c.complete(ErrClosed)
@@ -185,10 +189,6 @@ func (l *Loom) startCoroutine(s *Scope, body func(yield func(Instruction) bool),
 		}
 		c.unwatch = context.AfterFunc(ctx, func() { l.stopCoroutine(c, ErrStopped) })
 	}
-	if l.OnLoop() && !l.isClosed() {
-		l.begin(c)
-		return c
-	}
 	l.mu.Lock()
 	if l.closed {
 		l.mu.Unlock()
@@ -196,7 +196,7 @@ func (l *Loom) startCoroutine(s *Scope, body func(yield func(Instruction) bool),
 		return c
 	}
 	l.incoming = append(l.incoming, c)
-	wake := l.wakeLocked()
+	wake := l.requestLocked()
 	l.mu.Unlock()
 	wake.send()
 	return c
@@ -208,28 +208,93 @@ func (l *Loom) isClosed() bool {
 	return l.closed
 }
 
-// stopCoroutine ends c with err, at once on the loom's goroutine, at the next
-// frame otherwise.
+// stopCoroutine asks the loop to end c with err: see Stop.
 func (l *Loom) stopCoroutine(c *Coroutine, err error) bool {
 	if c.isDone() {
 		return false
 	}
-	if !l.OnLoop() {
-		l.mu.Lock()
-		l.stopping = append(l.stopping, c)
-		wake := l.wakeLocked()
-		l.mu.Unlock()
-		wake.send()
-		return true
-	}
-	return l.stopNow(c, err)
+	c.stopReq.Store(true) // no resume from now on
+	l.mu.Lock()
+	l.stopping = append(l.stopping, c)
+	wake := l.requestLocked()
+	l.mu.Unlock()
+	wake.send()
+	return true
 }
 
-// begin starts c on the loom's goroutine and runs it to its first yield.
+// requestLocked notes a start or stop for the loop to apply, and returns the
+// wake-up to send for it.
+func (l *Loom) requestLocked() wakeup {
+	l.requests.Store(true)
+	return l.wakeLocked()
+}
+
+// applyRequests applies, on the loop, the starts and stops asked since it
+// last did: the scopes closed and StopAllCoroutines first, then the stops,
+// then the starts, which begin here. It runs at the start of each coroutine
+// pass and after each resume, so a request made during a frame takes effect
+// in that frame.
+func (l *Loom) applyRequests() {
+	if !l.requests.Load() {
+		return
+	}
+	l.mu.Lock()
+	starts, stops, scopes, mark := l.incoming, l.stopping, l.closing, l.stopAllMark
+	l.incoming, l.stopping, l.closing, l.stopAllMark = nil, nil, nil, 0
+	l.requests.Store(false)
+	l.mu.Unlock()
+	for _, s := range scopes {
+		s.stopCoroutines()
+	}
+	if mark > 0 {
+		for _, c := range slices.Clone(l.co.live) {
+			if c.id <= mark {
+				l.stopNow(c, ErrStopped)
+			}
+		}
+	}
+	for _, c := range stops {
+		if c.started {
+			l.stopNow(c, ErrStopped)
+		}
+	}
+	for _, c := range starts {
+		switch {
+		case c.isDone():
+		case c.stopReq.Load() || c.id <= mark:
+			l.end(c, ErrStopped)
+		case c.scope != nil && c.scope.closed.Load():
+			l.end(c, ErrClosed)
+		default:
+			l.begin(c)
+		}
+	}
+}
+
+// beginNow begins w, a coroutine that has not begun, at once, for a
+// coroutine that waits for it: it takes w out of the starts to apply.
+func (l *Loom) beginNow(w *Coroutine) {
+	l.mu.Lock()
+	i := slices.Index(l.incoming, w)
+	if i >= 0 {
+		l.incoming = slices.Delete(l.incoming, i, i+1)
+	}
+	l.mu.Unlock()
+	if i < 0 || w.isDone() {
+		return // applied meanwhile, or ended before it began
+	}
+	if w.stopReq.Load() {
+		l.end(w, ErrStopped)
+		return
+	}
+	l.begin(w)
+}
+
+// begin starts c on the loop and runs it to its first yield.
 func (l *Loom) begin(c *Coroutine) {
 	if c.scope != nil {
 		if c.scope.closed.Load() {
-			c.complete(ErrClosed)
+			l.end(c, ErrClosed)
 			return
 		}
 		c.scope.coroutines[c] = struct{}{}
@@ -246,16 +311,13 @@ func (l *Loom) begin(c *Coroutine) {
 // recovered where it happened, so that the stack shows it (iter.Pull would
 // re-panic on the loom's goroutine, far from the cause).
 func (c *Coroutine) run(yield func(Instruction) bool) {
-	c.g.Store(goid.Current())
-	normal := false
-	defer func() {
-		if !normal {
-			if v := recover(); v != nil {
-				c.panicked = scheduler.NewPanicError(v)
-			}
-		}
-	}()
-	c.body(func(in Instruction) bool {
+	c.panicked = panics.Recover(c.l.name(), func() { c.body(c.yield(yield)) }, nil)
+}
+
+// yield returns the yield function c's body receives, which reports false
+// once c is stopped and refuses a yield after that.
+func (c *Coroutine) yield(yield func(Instruction) bool) func(Instruction) bool {
+	return func(in Instruction) bool {
 		if c.refused {
 			// Without this, Stop would wait forever for a body that
 			// ignores the false it was given.
@@ -266,27 +328,28 @@ func (c *Coroutine) run(yield func(Instruction) bool) {
 			return false
 		}
 		return true
-	})
-	normal = true
+	}
 }
 
 // resume runs c up to its next yield, or its end.
 func (l *Loom) resume(c *Coroutine) {
 	co := &l.co
-	outer := co.current.Load()
-	co.current.Store(c)
+	outer := co.current
+	co.current = c
 	c.running = true
 	in, ok := c.next()
 	c.running = false
-	co.current.Store(outer)
+	co.current = outer
 	switch {
 	case c.panicked != nil:
-		l.HandlePanic(c.panicked)
+		l.handlePanic(c.panicked)
 		l.end(c, c.panicked)
 	case !ok:
 		l.end(c, nil)
 	case c.stopWith != nil:
 		l.stopNow(c, c.stopWith)
+	case c.stopReq.Load():
+		l.stopNow(c, ErrStopped) // it stopped itself, or was stopped as it ran
 	default:
 		c.yielded = l.Frame()
 		co.schedule(l, c, in)
@@ -309,7 +372,7 @@ func (l *Loom) stopNow(c *Coroutine, err error) bool {
 		c.waitSeq = 0 // leaves its heap, if in one; lists skip ended coroutines
 		c.stop()      // yield reports false: the body returns, its defers run
 		if c.panicked != nil {
-			l.HandlePanic(c.panicked)
+			l.handlePanic(c.panicked)
 			err = c.panicked
 		}
 	}

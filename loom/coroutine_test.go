@@ -1,6 +1,7 @@
 package loom_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"iter"
@@ -148,42 +149,55 @@ func TestPolledOncePerFrameFromNextFrame(t *testing.T) {
 	}
 }
 
-// TestStartOnTheLoopRunsAtOnce: started on the loom's goroutine, a coroutine
-// runs to its first yield before StartCoroutine returns; started from
-// another goroutine, it starts in the next frame.
-func TestStartOnTheLoopRunsAtOnce(t *testing.T) {
+// TestStartBeginsOnTheLoop: a coroutine never begins on the goroutine that
+// starts it, but on the loop: in the next frame if started between frames;
+// in the running frame's pass if started from an action; right after the
+// coroutine that starts it yields, in the same pass, if started by a body.
+func TestStartBeginsOnTheLoop(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		l := loom.New(loom.ManualClock(), loom.OwnedByCaller())
+		l := loom.New(loom.ManualClock())
 		tr := &trace{l: l}
-		l.StartCoroutine(func(yield func(loom.Instruction) bool) {
-			tr.add("owner start")
+		first := l.StartCoroutine(func(yield func(loom.Instruction) bool) {
+			tr.add("between frames: begins")
 			yield(loom.NextFrame())
-			tr.add("owner resumed")
+			tr.add("between frames: resumed")
 		})
-		tr.expect(t, "0:owner start")
+		tr.expect(t) // nothing runs on the caller
+		if infos := l.Coroutines(); len(infos) != 1 || infos[0].State != loom.CoroutineQueued {
+			t.Errorf("Coroutines() = %+v; want one queued", infos)
+		}
 		started := make(chan *loom.Coroutine)
 		go func() {
 			started <- l.StartCoroutine(func(yield func(loom.Instruction) bool) {
-				tr.add("queued start")
+				tr.add("other goroutine: begins")
 				yield(loom.NextFrame())
-				tr.add("queued resumed")
 			})
 		}()
 		c := <-started
 		if i := l.Idle(); !i.Now {
-			t.Errorf("Idle() = %+v with a coroutine queued; want Now", i)
+			t.Errorf("Idle() = %+v with coroutines to begin; want Now", i)
 		}
-		if infos := l.Coroutines(); len(infos) != 2 || infos[1].State != loom.CoroutineQueued {
-			t.Errorf("Coroutines() = %+v; want the queued one second", infos)
-		}
+		l.Post(func() {
+			tr.add("action")
+			l.StartCoroutine(func(yield func(loom.Instruction) bool) {
+				tr.add("from an action: begins")
+				l.StartCoroutine(func(yield func(loom.Instruction) bool) {
+					tr.add("from a body: begins")
+				})
+				yield(loom.NextFrame())
+				tr.add("from an action: resumed")
+			})
+		})
 		l.UpdateDelta(time.Millisecond)
-		tr.expect(t, "1:queued start", "1:owner resumed") // starts come first in a pass
+		tr.expect(t, "1:action", "1:between frames: begins", "1:other goroutine: begins",
+			"1:from an action: begins", "1:from a body: begins")
 		l.UpdateDelta(time.Millisecond)
-		tr.expect(t, "2:queued resumed")
-		if c.Err() != nil {
-			t.Errorf("Err() = %v", c.Err())
+		tr.expect(t, "2:between frames: resumed", "2:from an action: resumed")
+		if first.Err() != nil || c.Err() != nil {
+			t.Errorf("Err() = %v, %v", first.Err(), c.Err())
 		}
 		<-c.Done()
+		l.Close()
 	})
 }
 
@@ -221,7 +235,7 @@ func TestWaitForCoroutine(t *testing.T) {
 // TestNestedWaitCostsNoFrame: three levels of coroutines waiting for each
 // other all end in the frame the innermost ends.
 func TestNestedWaitCostsNoFrame(t *testing.T) {
-	l := loom.New(loom.ManualClock(), loom.OwnedByCaller())
+	l := loom.New(loom.ManualClock())
 	tr := &trace{l: l}
 	level := func(name string, child func(func(loom.Instruction) bool)) func(func(loom.Instruction) bool) {
 		return func(yield func(loom.Instruction) bool) {
@@ -233,13 +247,13 @@ func TestNestedWaitCostsNoFrame(t *testing.T) {
 			tr.add(name + " ends")
 		}
 	}
-	l.StartCoroutine(level("outer", level("middle", level("inner", nil))))
-	frames(l, 4, time.Millisecond)
-	tr.expect(t, "3:inner ends", "3:middle ends", "3:outer ends")
+	l.StartCoroutine(level("outer", level("middle", level("inner", nil)))) // begins in frame 1
+	frames(l, 5, time.Millisecond)
+	tr.expect(t, "4:inner ends", "4:middle ends", "4:outer ends")
 }
 
 func TestStop(t *testing.T) {
-	l := loom.New(loom.ManualClock(), loom.OwnedByCaller())
+	l := loom.New(loom.ManualClock())
 	tr := &trace{l: l}
 	body := func(name string) func(func(loom.Instruction) bool) {
 		return func(yield func(loom.Instruction) bool) {
@@ -252,11 +266,14 @@ func TestStop(t *testing.T) {
 	}
 	a := l.StartCoroutine(body("a"))
 	l.UpdateDelta(time.Millisecond)
-	tr.expect(t, "1:a tick")
+	l.UpdateDelta(time.Millisecond)
+	tr.expect(t, "2:a tick")
 	if !a.Stop() {
 		t.Error("Stop of a live coroutine = false")
 	}
-	tr.expect(t, "1:a yield reported false", "1:a defer")
+	tr.expect(t) // between frames: it ends in the next one, and never resumes
+	l.UpdateDelta(time.Millisecond)
+	tr.expect(t, "3:a yield reported false", "3:a defer")
 	if a.Stop() || a.Err() != loom.ErrStopped {
 		t.Errorf("second Stop = true or Err() = %v; want false, ErrStopped", a.Err())
 	}
@@ -279,7 +296,8 @@ func TestStop(t *testing.T) {
 		tr.add("never")
 	})
 	l.UpdateDelta(time.Millisecond)
-	tr.expect(t, "2:self goes on to its yield", "2:self defer")
+	l.UpdateDelta(time.Millisecond)
+	tr.expect(t, "5:self goes on to its yield", "5:self defer")
 	if self.Err() != loom.ErrStopped {
 		t.Errorf("Err() = %v; want ErrStopped", self.Err())
 	}
@@ -290,39 +308,44 @@ func TestStop(t *testing.T) {
 		yield(loom.WaitFor(b))
 		tr.add("waiter resumed")
 	})
-	l.Post(func() { l.StopCoroutine(b) })
 	l.UpdateDelta(time.Millisecond)
-	tr.expect(t, "3:b yield reported false", "3:b defer", "3:waiter resumed")
+	l.Post(func() { b.Stop() }) // from an action: it ends in this frame's pass
+	l.UpdateDelta(time.Millisecond)
+	tr.expect(t, "7:b yield reported false", "7:b defer", "7:waiter resumed")
 	l.StartCoroutine(body("c"))
 	l.StartCoroutine(body("d"))
+	l.UpdateDelta(time.Millisecond)
 	l.StopAllCoroutines()
-	tr.expect(t, "3:c yield reported false", "3:c defer", "3:d yield reported false", "3:d defer")
-	if n := len(l.Coroutines()); n != 0 {
-		t.Errorf("%d coroutines live after StopAllCoroutines", n)
+	e := l.StartCoroutine(body("e")) // started after StopAllCoroutines returned
+	l.UpdateDelta(time.Millisecond)
+	tr.expect(t, "9:c yield reported false", "9:c defer", "9:d yield reported false", "9:d defer")
+	if n := len(l.Coroutines()); n != 1 || e.IsDone() {
+		t.Errorf("%d coroutines live after StopAllCoroutines, the one started after done %v; want it alone, live", n, e.IsDone())
 	}
 	l.Close()
 }
 
 func TestStopFromAnotherGoroutine(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		l := loom.New(loom.ManualClock(), loom.OwnedByCaller())
+		l := loom.New(loom.ManualClock())
 		tr := &trace{l: l}
 		c := l.StartCoroutine(func(yield func(loom.Instruction) bool) {
 			defer tr.add("defer")
 			for yield(loom.NextFrame()) {
 			}
 		})
+		l.UpdateDelta(time.Millisecond) // c begins
 		queued := make(chan *loom.Coroutine)
 		go func() {
 			c.Stop()
 			queued <- l.StartCoroutine(func(yield func(loom.Instruction) bool) { tr.add("never") })
 		}()
 		q := <-queued
-		go func() { q.Stop() }() // stopped before it starts: never runs
+		go func() { q.Stop() }() // stopped before it begins: never runs
 		synctest.Wait()
 		tr.expect(t)
 		l.UpdateDelta(time.Millisecond)
-		tr.expect(t, "1:defer")
+		tr.expect(t, "2:defer")
 		if c.Err() != loom.ErrStopped || q.Err() != loom.ErrStopped {
 			t.Errorf("Err() = %v, %v; want ErrStopped twice", c.Err(), q.Err())
 		}
@@ -334,11 +357,12 @@ func TestStopFromAnotherGoroutine(t *testing.T) {
 
 func TestCoroutinePanic(t *testing.T) {
 	var p panics
-	l := loom.New(loom.ManualClock(), loom.OwnedByCaller(), p.option())
+	l := loom.New(loom.ManualClock(), p.option())
 	tr := &trace{l: l}
 	boom := errors.New("boom")
-	// A panic in the first, synchronous part.
+	// A panic in the first part, run as the coroutine begins.
 	early := l.StartCoroutine(func(yield func(loom.Instruction) bool) { panicWith(boom) })
+	l.UpdateDelta(time.Millisecond)
 	if !errors.Is(early.Err(), boom) {
 		t.Errorf("Err() = %v; want a *PanicError wrapping boom", early.Err())
 	}
@@ -357,7 +381,8 @@ func TestCoroutinePanic(t *testing.T) {
 		tr.add("other goes on")
 	})
 	l.UpdateDelta(time.Millisecond)
-	tr.expect(t, "1:late defer", "1:waiter resumed", "1:other goes on")
+	l.UpdateDelta(time.Millisecond)
+	tr.expect(t, "3:late defer", "3:waiter resumed", "3:other goes on")
 	got := p.take()
 	if len(got) != 2 || !errors.Is(got[0], boom) || got[1].Value != "late" {
 		t.Fatalf("handler got %v", got)
@@ -374,7 +399,9 @@ func TestCoroutinePanic(t *testing.T) {
 		defer func() { panic("in defer") }()
 		yield(loom.NextFrame())
 	})
+	l.UpdateDelta(time.Millisecond)
 	d.Stop()
+	l.UpdateDelta(time.Millisecond)
 	if got := p.take(); len(got) != 1 || got[0].Value != "in defer" {
 		t.Errorf("handler got %v; want the panic of the deferred call", got)
 	}
@@ -385,7 +412,7 @@ func panicWith(err error) { panic(err) }
 
 func TestScopeStopsItsCoroutinesAndTimers(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		l := loom.New(loom.ManualClock(), loom.OwnedByCaller())
+		l := loom.New(loom.ManualClock())
 		tr := &trace{l: l}
 		s := l.NewScope()
 		body := func(name string) func(func(loom.Instruction) bool) {
@@ -469,7 +496,7 @@ func TestCloseStopsEveryCoroutine(t *testing.T) {
 }
 
 func TestCoroutinesSnapshot(t *testing.T) {
-	l := loom.New(loom.ManualClock(), loom.OwnedByCaller())
+	l := loom.New(loom.ManualClock())
 	var inside []loom.CoroutineInfo
 	a := l.StartCoroutine(func(yield func(loom.Instruction) bool) {
 		yield(loom.WaitForSeconds(time.Second))
@@ -479,10 +506,11 @@ func TestCoroutinesSnapshot(t *testing.T) {
 		inside = l.Coroutines()
 		yield(loom.WaitFor(a))
 	})
+	l.UpdateDelta(time.Millisecond)
 	infos := l.Coroutines()
 	want := []loom.CoroutineInfo{
-		{ID: a.ID(), State: loom.CoroutineWaiting, Wait: loom.WaitForSeconds(time.Second)},
-		{ID: b.ID(), State: loom.CoroutineWaiting, Wait: loom.WaitFor(a), Scoped: true},
+		{ID: a.ID(), State: loom.CoroutineWaiting, Wait: loom.WaitForSeconds(time.Second), Started: 1},
+		{ID: b.ID(), State: loom.CoroutineWaiting, Wait: loom.WaitFor(a), Scoped: true, Started: 1},
 	}
 	if !slices.Equal(infos, want) {
 		t.Errorf("Coroutines() = %+v; want %+v", infos, want)
@@ -492,14 +520,6 @@ func TestCoroutinesSnapshot(t *testing.T) {
 	}
 	if got := fmt.Sprint(infos[0].Wait, " ", infos[1].Wait, " ", infos[1].State); got != fmt.Sprintf("WaitForSeconds(1s) WaitFor(coroutine %d) waiting", a.ID()) {
 		t.Errorf("descriptions: %s", got)
-	}
-	result := make(chan any)
-	go func() {
-		defer func() { result <- recover() }()
-		l.Coroutines()
-	}()
-	if v := <-result; fmt.Sprint(v) != "loom: Coroutines called from a goroutine other than the loom's owner" {
-		t.Errorf("Coroutines off the loop panicked with %v", v)
 	}
 	l.Close()
 }
@@ -551,17 +571,17 @@ func TestCoroutineIsAnIterator(t *testing.T) {
 	if want := []string{"WaitForFrames(2)", "WaitForFrames(3)", "WaitForFrames(4)"}; !slices.Equal(got, want) {
 		t.Errorf("ranged %v; want %v", got, want)
 	}
-	l := loom.New(loom.ManualClock(), loom.OwnedByCaller())
-	c := l.StartCoroutine(body)
-	frames(l, 8, time.Millisecond)
+	l := loom.New(loom.ManualClock())
+	c := l.StartCoroutine(body) // begins in frame 1
+	frames(l, 9, time.Millisecond)
 	if n := len(l.Coroutines()); n != 1 {
-		t.Fatalf("%d coroutines live after 8 frames; want 1", n)
+		t.Fatalf("%d coroutines live after 9 frames; want 1", n)
 	}
 	l.UpdateDelta(time.Millisecond)
 	select {
 	case <-c.Done():
 	default:
-		t.Error("the coroutine did not end in frame 9 (2+3+4)")
+		t.Error("the coroutine did not end in frame 10 (1+2+3+4)")
 	}
 	l.Close()
 }
@@ -576,7 +596,13 @@ func TestInstructionPanics(t *testing.T) {
 		{func() { loom.WaitFor(nil) }, "loom: WaitFor(nil)"},
 		{func() { loom.WaitCustom(nil) }, "loom: WaitCustom(nil)"},
 		{func() { loom.New().StartCoroutine(nil) }, "loom: StartCoroutine(nil)"},
-		{func() { loom.New().StopCoroutine(loom.New().StartCoroutine(func(func(loom.Instruction) bool) {})) }, "loom: StopCoroutine of a coroutine of another loom"},
+		{func() { (*loom.Coroutine)(nil).Stop() }, "loom: Stop of a nil *Coroutine"},
+		{func() { var c *loom.Coroutine; loom.WaitFor(c) }, "loom: WaitFor with a nil *loom.Coroutine"},
+		{func() { var t *loom.Task[int]; loom.WaitAll(t) }, "loom: WaitAll with a nil *loom.Task[int] at index 0"},
+		{func() { loom.FirstDone(nil) }, "loom: FirstDone with a nil member at index 0"},
+		{func() { loom.Await(context.Background(), nil) }, "loom: Await with a nil member at index 0"},
+		{func() { var l loom.Loom; l.Post(func() {}) }, "loom: use of a zero Loom; make one with New"},
+		{func() { loom.StartTask[int](nil, func(func(loom.Instruction) bool) (int, error) { return 0, nil }) }, "loom: StartTask with a nil Loom or Scope"},
 	} {
 		if got := panicMessage(c.f); got != c.want {
 			t.Errorf("panicked with %q; want %q", got, c.want)

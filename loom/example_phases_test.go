@@ -12,7 +12,7 @@ import (
 // sees the world right after it moved.
 func ExampleWithFixedStep() {
 	y, v := 10.0, 0.0 // height in m, speed in m/s
-	l := loom.New(loom.ManualClock(), loom.OwnedByCaller(), loom.WithFixedStep(20*time.Millisecond, func(dt time.Duration) {
+	l := loom.New(loom.ManualClock(), loom.WithFixedStep(20*time.Millisecond, func(dt time.Duration) {
 		v -= 9.81 * dt.Seconds()
 		y += v * dt.Seconds()
 	}))
@@ -40,15 +40,16 @@ func ExampleWithFixedStep() {
 // A coroutine that takes a screenshot waits for the end of the frame, after
 // the loop has rendered it.
 func ExampleWaitForEndOfFrame() {
-	l := loom.New(loom.ManualClock(), loom.OwnedByCaller())
+	l := loom.New(loom.ManualClock())
 	defer l.Close()
 	l.StartCoroutine(func(yield func(loom.Instruction) bool) {
-		yield(loom.NextFrame())
 		fmt.Println("update: move the camera")
-		yield(loom.WaitForEndOfFrame())
+		if !yield(loom.WaitForEndOfFrame()) {
+			return
+		}
 		fmt.Println("end of frame: read the pixels back")
 	})
-	l.UpdateDelta(16 * time.Millisecond)
+	l.UpdateDelta(16 * time.Millisecond) // the coroutine begins in this frame
 	fmt.Println("render")
 	l.EndFrame()
 	// Output:

@@ -13,7 +13,7 @@ import (
 func ExampleProgress() {
 	var p loom.Progress
 	p.SetTotal(4)
-	l := loom.New(loom.ManualClock(), loom.OwnedByCaller())
+	l := loom.New(loom.ManualClock())
 	defer l.Close()
 	l.StartCoroutine(func(yield func(loom.Instruction) bool) {
 		for !p.Finished() {
@@ -25,6 +25,7 @@ func ExampleProgress() {
 		}
 		fmt.Println("loaded")
 	})
+	l.UpdateDelta(16 * time.Millisecond) // the coroutine begins
 	for range 4 {
 		p.Add(1) // a worker finishing an asset, on any goroutine
 		l.UpdateDelta(16 * time.Millisecond)

@@ -138,7 +138,7 @@ func ExampleWithPanicHandler() {
 // A coroutine spreads work over frames: it runs up to each yield, then
 // resumes when its instruction says.
 func ExampleLoom_StartCoroutine() {
-	l := loom.New(loom.ManualClock(), loom.OwnedByCaller())
+	l := loom.New(loom.ManualClock())
 	l.StartCoroutine(func(yield func(loom.Instruction) bool) {
 		fmt.Println("frame", l.Frame(), "start")
 		if !yield(loom.WaitForSeconds(2 * time.Second)) {
@@ -154,15 +154,15 @@ func ExampleLoom_StartCoroutine() {
 		l.UpdateDelta(500 * time.Millisecond)
 	}
 	// Output:
-	// frame 0 start
-	// frame 4 two seconds later
-	// frame 7 three frames later
+	// frame 1 start
+	// frame 5 two seconds later
+	// frame 8 three frames later
 }
 
 // A coroutine waits for another, as Unity's yield return StartCoroutine(...)
 // does, and resumes in the frame in which the inner one ends.
 func ExampleWaitFor() {
-	l := loom.New(loom.ManualClock(), loom.OwnedByCaller())
+	l := loom.New(loom.ManualClock())
 	fade := func(yield func(loom.Instruction) bool) {
 		for alpha := 3; alpha > 0; alpha-- {
 			fmt.Println("frame", l.Frame(), "alpha", alpha)
@@ -181,14 +181,14 @@ func ExampleWaitFor() {
 		l.UpdateDelta(time.Second / 60)
 	}
 	// Output:
-	// frame 0 alpha 3
-	// frame 1 alpha 2
-	// frame 2 alpha 1
-	// frame 3 faded out
+	// frame 1 alpha 3
+	// frame 2 alpha 2
+	// frame 3 alpha 1
+	// frame 4 faded out
 }
 
 func ExampleWaitUntil() {
-	l := loom.New(loom.ManualClock(), loom.OwnedByCaller())
+	l := loom.New(loom.ManualClock())
 	loaded := false
 	l.PostAfter(100*time.Millisecond, func() { loaded = true })
 	l.StartCoroutine(func(yield func(loom.Instruction) bool) {
@@ -204,15 +204,17 @@ func ExampleWaitUntil() {
 
 // Stopping a coroutine makes its yield report false; its defers run.
 func ExampleCoroutine_Stop() {
-	l := loom.New(loom.ManualClock(), loom.OwnedByCaller())
+	l := loom.New(loom.ManualClock())
 	c := l.StartCoroutine(func(yield func(loom.Instruction) bool) {
 		defer fmt.Println("cleanup")
 		for yield(loom.NextFrame()) {
 			fmt.Println("tick")
 		}
 	})
+	l.UpdateDelta(time.Millisecond) // it begins
 	l.UpdateDelta(time.Millisecond)
-	c.Stop()
+	c.Stop() // it ends in the next frame
+	l.UpdateDelta(time.Millisecond)
 	fmt.Println(c.Err())
 	// Output:
 	// tick
@@ -221,38 +223,15 @@ func ExampleCoroutine_Stop() {
 }
 
 func ExampleLoom_Coroutines() {
-	l := loom.New(loom.ManualClock(), loom.OwnedByCaller())
+	l := loom.New(loom.ManualClock())
 	l.StartCoroutine(func(yield func(loom.Instruction) bool) {
 		for yield(loom.WaitForSecondsRealtime(time.Minute)) {
 		}
 	})
+	l.UpdateDelta(time.Millisecond)
 	for _, c := range l.Coroutines() {
 		fmt.Println(c.ID, c.State, c.Wait)
 	}
 	l.Close() // stops the coroutine, which would otherwise never end
 	// Output: 1 waiting WaitForSecondsRealtime(1m0s)
 }
-
-// A typed coroutine sends heavy work off the frame and uses its result back
-// on the frame; the game loop and the coroutine never block.
-func ExampleRunOff() {
-	l := loom.New(loom.ManualClock())
-	pool := goPool{} // a *taskqueue.Queue in a real program
-	level := loom.StartTask(l, func(yield func(loom.Instruction) bool) (int, error) {
-		parsed := loom.RunOff(pool, func() (int, error) { return len("level data"), nil })
-		if !yield(loom.WaitFor(parsed)) {
-			return 0, nil
-		}
-		return parsed.Result()
-	})
-	for !level.IsDone() {
-		l.UpdateDelta(time.Second / 60)
-	}
-	fmt.Println(level.Result())
-	// Output: 10 <nil>
-}
-
-// goPool runs each function on a goroutine of its own.
-type goPool struct{}
-
-func (goPool) Go(f func()) error { go f(); return nil }

@@ -16,7 +16,7 @@ func panicLoom(t *testing.T, opts ...loom.Option) (*loom.Loom, *[]*loom.PanicErr
 	t.Helper()
 	var panics []*loom.PanicError
 	opts = append([]loom.Option{
-		loom.ManualClock(), loom.OwnedByCaller(),
+		loom.ManualClock(),
 		loom.WithPanicHandler(func(p *loom.PanicError) { panics = append(panics, p) }),
 	}, opts...)
 	l := loom.New(opts...)
@@ -129,7 +129,7 @@ func TestPanickingPredicateKeepsOthersPolled(t *testing.T) {
 func TestPanickingWakeFuncGoesToHandler(t *testing.T) {
 	var mu sync.Mutex
 	var got []*loom.PanicError
-	l := loom.New(loom.ManualClock(), loom.OwnedByCaller(),
+	l := loom.New(loom.ManualClock(),
 		loom.WithPanicHandler(func(p *loom.PanicError) { mu.Lock(); got = append(got, p); mu.Unlock() }),
 		loom.WithWakeFunc(func() { panic("boom in wake") }))
 	defer l.Close()
@@ -184,13 +184,10 @@ func TestStopAllCoroutinesStopsQueuedStarts(t *testing.T) {
 			c = l.StartCoroutine(func(y func(loom.Instruction) bool) { ran = true })
 		}()
 		<-done
-		l.StopAllCoroutines() // the owner, between frames
-		if !c.IsDone() || !errors.Is(c.Err(), loom.ErrStopped) {
-			t.Fatalf("after StopAllCoroutines: done %v, Err %v", c.IsDone(), c.Err())
-		}
+		l.StopAllCoroutines() // the loop's goroutine, between frames
 		update(t, l)
-		if ran {
-			t.Fatal("a coroutine stopped before it began ran")
+		if ran || !c.IsDone() || !errors.Is(c.Err(), loom.ErrStopped) {
+			t.Fatalf("after StopAllCoroutines and a frame: ran %v, done %v, Err %v", ran, c.IsDone(), c.Err())
 		}
 	})
 	t.Run("a queued start and its waiter both end", func(t *testing.T) {
@@ -235,41 +232,16 @@ func TestYieldAfterFalsePanics(t *testing.T) {
 		}
 	})
 	update(t, l)
-	if !c.Stop() { // on the loop: returns once the body has ended
+	if !c.Stop() {
 		t.Fatal("Stop reported the coroutine had ended")
 	}
+	update(t, l) // the stop is applied: yield reports false, and the body yields again
 	var pe *loom.PanicError
 	if !errors.As(c.Err(), &pe) || !strings.Contains(pe.Error(), "yielded after its yield reported false") {
 		t.Fatalf("Err() = %v, want the panic about yielding after false", c.Err())
 	}
 	if len(*panics) != 1 {
 		t.Errorf("handler got %d panics, want 1", len(*panics))
-	}
-}
-
-// The owner is recorded by goroutine ID, which the runtime never reuses: no
-// goroutine started after the owner exited is taken for it, even one that
-// reuses its runtime structure.
-func TestOwnerIdentityAfterOwnerExits(t *testing.T) {
-	l := loom.New()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		l.Update() // binds the owner
-	}()
-	<-done
-	for i := range 1000 {
-		var wg sync.WaitGroup
-		wg.Add(1)
-		var on bool
-		go func() {
-			defer wg.Done()
-			on = l.OnLoop()
-		}()
-		wg.Wait()
-		if on {
-			t.Fatalf("goroutine %d, started after the owner exited, is on the loop", i)
-		}
 	}
 }
 

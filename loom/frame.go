@@ -5,7 +5,7 @@ import (
 	"runtime/trace"
 	"time"
 
-	"github.com/taskqueue-go/taskqueue/scheduler"
+	"github.com/taskqueue-go/taskqueue/internal/panics"
 )
 
 // Update runs one frame, its time read from the real clock (time.Now, which
@@ -22,9 +22,11 @@ import (
 // A frame that runs out of budget (see WithBudget) leaves the rest of each
 // phase to the next frame, in order, ahead of newer work.
 //
-// The first goroutine to call Update becomes l's owner, unless New was given
-// OwnedByCaller; Update panics when called from another goroutine, from two
-// at once, or from inside a frame. After Close, Update does nothing.
+// Update, UpdateDelta, EndFrame and Close are the loop's calls, made by the
+// goroutine that drives l (on a goroutine locked to its OS thread, the same
+// one every time: the coroutines it creates can only be resumed there). One
+// runs at a time: Update panics when called while a frame runs, from inside
+// it or from another goroutine. After Close, Update does nothing.
 func (l *Loom) Update() {
 	if l.manual {
 		panic("loom: Update called on a loom with a manual clock; use UpdateDelta")
@@ -46,8 +48,10 @@ func (l *Loom) UpdateDelta(dt time.Duration) {
 }
 
 func (l *Loom) update(dt time.Duration) {
-	l.enter()
-	defer l.updating.Store(false)
+	if !l.enter("Update") {
+		return
+	}
+	defer l.exit()
 	start := time.Now()
 
 	l.mu.Lock()
@@ -65,7 +69,6 @@ func (l *Loom) update(dt time.Duration) {
 	lastSeq := l.seq // delayed actions posted from now on wait for the next frame
 	delayed := l.timers.heap.Len() > 0 || l.scaledTimers.heap.Len() > 0
 	l.signaled = false
-	starts, stops, scopes, stopAll := l.takeCoroutineRequestsLocked()
 	l.mu.Unlock()
 
 	if trace.IsEnabled() {
@@ -82,7 +85,7 @@ func (l *Loom) update(dt time.Duration) {
 	if delayed {
 		l.runDelayed(&timers, now, lastSeq, cfg.onPanic)
 	}
-	l.runCoroutines(starts, stops, scopes, stopAll)
+	l.runCoroutines()
 
 	fs := FrameStats{
 		Frame:       l.Frame(),
@@ -130,26 +133,31 @@ func (l *Loom) Name() string {
 	return l.cfg.name
 }
 
-// takeCoroutineRequestsLocked takes the coroutine starts and stops asked
-// from other goroutines since the last frame.
-func (l *Loom) takeCoroutineRequestsLocked() (starts, stops []*Coroutine, scopes []*Scope, stopAll bool) {
-	starts, stops, scopes, stopAll = l.incoming, l.stopping, l.closing, l.stopAll
-	l.incoming, l.stopping, l.closing, l.stopAll = nil, nil, nil, false
-	return
+// enter marks a loop call, named call, as running, reporting false if l is
+// closed; it panics if another runs.
+func (l *Loom) enter(call string) bool {
+	l.mustBeMade()
+	if !l.updating.CompareAndSwap(false, true) {
+		if l.isClosed() {
+			return false // Close runs, or closes at the end of the frame
+		}
+		panic("loom: " + call + " called while a frame runs: from inside the frame, or from two goroutines at once")
+	}
+	return true
 }
 
-// enter checks that the calling goroutine may run a frame and marks one as
-// running.
-func (l *Loom) enter() {
-	if !l.updating.CompareAndSwap(false, true) {
-		if l.OnLoop() {
-			panic("loom: Update called from inside a frame")
-		}
-		panic("loom: Update called concurrently from two goroutines")
-	}
-	if !l.bind() {
+// exit ends a loop call, closing l if Close was called during it.
+func (l *Loom) exit() {
+	l.mu.Lock()
+	closing := l.closeAtExit
+	l.closeAtExit = false
+	if !closing {
 		l.updating.Store(false)
-		panic("loom: Update called from a goroutine other than the loom's owner")
+	}
+	l.mu.Unlock()
+	if closing {
+		l.closeNow()
+		l.updating.Store(false)
 	}
 }
 
@@ -265,6 +273,7 @@ func (l *Loom) runDue(ts *timers, b *budget, now int64, lastSeq uint64, onPanic 
 		t := ts.heap.Pop()
 		t.seq = 0
 		t.leaveScopeLocked()
+		t.settledLocked()
 		f := t.f
 		l.mu.Unlock()
 		b.ran++
@@ -272,11 +281,8 @@ func (l *Loom) runDue(ts *timers, b *budget, now int64, lastSeq uint64, onPanic 
 	}
 }
 
-// HandlePanic gives p to l's panic handler (see WithPanicHandler). It is for
-// code built on a Loom that recovers panics itself and must report one that
-// nobody else will see, as package mainthread does for a call whose caller
-// stopped waiting.
-func (l *Loom) HandlePanic(p *PanicError) {
+// handlePanic gives p to l's panic handler (see WithPanicHandler).
+func (l *Loom) handlePanic(p *PanicError) {
 	l.mu.Lock()
 	h := l.cfg.onPanic
 	l.mu.Unlock()
@@ -294,13 +300,7 @@ func call(f func(), onPanic func(*PanicError)) {
 // it happened, or nil if f returned. It is the one way the loom calls code of
 // its users (actions, delayed actions, wait predicates, KeepWaiting, the Done
 // method of a Waitable, the wake function); coroutine bodies, which run on a
-// goroutine of their own, recover in Coroutine.run.
-func protect(f func()) (p *PanicError) {
-	defer func() {
-		if v := recover(); v != nil {
-			p = scheduler.NewPanicError(v)
-		}
-	}()
-	f()
-	return nil
+// goroutine of their own, are called the same way in Coroutine.run.
+func protect(f func()) *PanicError {
+	return panics.Recover("", f, nil)
 }

@@ -24,8 +24,7 @@ type Idle struct {
 func (l *Loom) Idle() Idle {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	i := Idle{Now: len(l.posted) > 0 || l.next < len(l.batch) ||
-		len(l.incoming) > 0 || len(l.stopping) > 0 || len(l.closing) > 0 || l.stopAll}
+	i := Idle{Now: len(l.posted) > 0 || l.next < len(l.batch) || l.requests.Load()}
 	if e := l.timers.top(); e != nil {
 		i.timed(time.Duration(e.Due - l.nowLocked()))
 	}

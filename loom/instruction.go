@@ -107,6 +107,9 @@ func WaitFor(w Waitable) Instruction {
 	if w == nil {
 		panic("loom: WaitFor(nil)")
 	}
+	if c, ok := w.(ofLoom); ok && c.coroutine() == nil {
+		panic(fmt.Sprintf("loom: WaitFor with a nil %T", w))
+	}
 	return Instruction{kind: waitFor, ref: w}
 }
 
@@ -141,6 +144,7 @@ func WaitAny(ws ...Waitable) Instruction {
 // members, it reports the one that ended the wait (the first in order, if
 // several ended in the same frame).
 func FirstDone(ws ...Waitable) int {
+	mustWaitables("FirstDone", ws)
 	for i, w := range ws {
 		select {
 		case <-w.Done():
@@ -156,6 +160,7 @@ func FirstDone(ws ...Waitable) int {
 // method, as a *Coroutine and a taskqueue.Handle do; members without one
 // count as succeeded. It does not block.
 func FirstErr(ws ...Waitable) error {
+	mustWaitables("FirstErr", ws)
 	for _, w := range ws {
 		e, ok := w.(interface{ Err() error })
 		if !ok {
@@ -180,12 +185,21 @@ type multi struct {
 }
 
 func newMulti(call string, ws []Waitable) *multi {
+	mustWaitables(call, ws)
+	return &multi{ws: ws}
+}
+
+// mustWaitables panics, naming call, if a member of ws is nil, or a nil
+// *Coroutine or *Task, which could never end.
+func mustWaitables(call string, ws []Waitable) {
 	for i, w := range ws {
 		if w == nil {
 			panic(fmt.Sprintf("loom: %s with a nil member at index %d", call, i))
 		}
+		if c, ok := w.(ofLoom); ok && c.coroutine() == nil {
+			panic(fmt.Sprintf("loom: %s with a nil %T at index %d", call, w, i))
+		}
 	}
-	return &multi{ws: ws}
 }
 
 // ready reports whether the wait of kind is over. The first call reads the
@@ -258,6 +272,7 @@ func (in Instruction) String() string {
 // tasks and queue handles; the loom's own goroutine must not block on its
 // coroutines, which only its frames move.
 func Await(ctx context.Context, ws ...Waitable) error {
+	mustWaitables("Await", ws)
 	for _, w := range ws {
 		select {
 		case <-w.Done():
@@ -268,17 +283,19 @@ func Await(ctx context.Context, ws ...Waitable) error {
 	return FirstErr(ws...)
 }
 
-// Delay starts a coroutine that ends d from now on l's scaled time (as
-// WaitForSeconds counts), and returns it: a Waitable that bounds another
-// wait, as in yield(WaitAny(handle, l.Delay(time.Second))), after which
-// FirstDone tells whether the handle or the delay came first. DelayRealtime
-// counts on unscaled time.
-func (l *Loom) Delay(d time.Duration) *Coroutine {
-	return l.StartCoroutine(func(yield func(Instruction) bool) { yield(WaitForSeconds(d)) })
+// Delay returns a Timer, a Waitable, that is done d from now on l's scaled
+// time: one that bounds another wait, as in yield(WaitAny(handle,
+// l.Delay(time.Second))), after which FirstDone tells whether the handle or
+// the delay came first. It is shorthand for PostAfterScaled with a function
+// that does nothing.
+func (l *Loom) Delay(d time.Duration) *Timer {
+	return l.PostAfterScaled(d, nop)
 }
 
 // DelayRealtime is Delay on unscaled time, which the time scale does not
-// slow or pause.
-func (l *Loom) DelayRealtime(d time.Duration) *Coroutine {
-	return l.StartCoroutine(func(yield func(Instruction) bool) { yield(WaitForSecondsRealtime(d)) })
+// slow or pause: shorthand for PostAfter with a function that does nothing.
+func (l *Loom) DelayRealtime(d time.Duration) *Timer {
+	return l.PostAfter(d, nop)
 }
+
+func nop() {}

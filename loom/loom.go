@@ -7,7 +7,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/taskqueue-go/taskqueue/internal/goid"
 	"github.com/taskqueue-go/taskqueue/scheduler"
 )
 
@@ -30,17 +29,18 @@ type action struct {
 // on the goroutine that calls Update: the process's main thread (see package
 // mainthread), or a render goroutine locked to its own OS thread.
 //
-// Posting works from any goroutine and never blocks. Update, Close and the
-// coroutine methods that act at once belong to the Loom's owner: the
-// goroutine that calls Update (or New, with OwnedByCaller). The zero Loom is
-// not usable; call New. A Loom must not be copied.
+// Posting, starting and stopping coroutines work from any goroutine and
+// never block, and never run the program's code on the caller. Update,
+// UpdateDelta, EndFrame and Close are the loop's calls: made by the goroutine
+// that drives the loom, one at a time. The zero Loom is not usable: its
+// methods panic; make one with New. A Loom must not be copied.
 //
 // A function posted before a frame begins happens before it runs in that
 // frame; the frame's actions run in the order they were posted.
 type Loom struct {
-	epoch  time.Time     // loom time zero
-	manual bool          // the clock moves only with UpdateDelta (ManualClock)
-	owner  atomic.Uint64 // the ID (see internal/goid) of the goroutine that runs frames; 0 until bound
+	epoch  time.Time // loom time zero
+	manual bool      // the clock moves only with UpdateDelta (ManualClock)
+	made   bool      // set by New: the zero Loom is not usable
 
 	mu           sync.Mutex // guards the fields below
 	cfg          config
@@ -53,12 +53,14 @@ type Loom struct {
 	signaled     bool                 // a wake-up went out for posts no frame has taken yet
 	wakeCh       chan struct{}        // made by Wake
 	bg           *scheduler.Scheduler // the background runner, made by the first RunAsync
-	incoming     []*Coroutine         // coroutines started from other goroutines
-	stopping     []*Coroutine         // coroutines stopped from other goroutines
-	closing      []*Scope             // scopes closed from other goroutines
-	stopAll      bool                 // StopAllCoroutines was called from another goroutine
+	incoming     []*Coroutine         // coroutines started and not begun
+	stopping     []*Coroutine         // coroutines stopped, to end on the loop
+	closing      []*Scope             // scopes closed, whose coroutines end on the loop
+	stopAllMark  uint64               // StopAllCoroutines: the coroutines up to this ID end; 0 if none
+	closeAtExit  bool                 // Close was called during a loop call, which closes l as it ends
 
-	updating atomic.Bool // a frame is running
+	updating atomic.Bool // a loop call (a frame, EndFrame, Close) runs
+	requests atomic.Bool // starts or stops wait for the loop (see applyRequests)
 	frame    atomic.Int64
 	unscaled atomic.Int64  // unscaled time of the current frame, ns
 	scaled   atomic.Int64  // scaled time of the current frame, ns
@@ -89,10 +91,23 @@ func New(opts ...Option) *Loom {
 	}
 	l.cfg.settle()
 	l.manual = l.cfg.manual
-	if l.cfg.ownedByNew {
-		l.bind()
-	}
+	l.made = true
 	return l
+}
+
+// mustBeMade panics if l is the zero Loom, with a message saying how to make
+// one, rather than a nil dereference deep inside.
+func (l *Loom) mustBeMade() {
+	if !l.made {
+		panic("loom: use of a zero Loom; make one with New")
+	}
+}
+
+// name returns the name given with WithName, for the Source of panics.
+func (l *Loom) name() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.cfg.name
 }
 
 // Configure applies opts to l. It is safe to call at any time from any
@@ -100,6 +115,7 @@ func New(opts ...Option) *Loom {
 // from the next post). Configure panics if it is given WithBackgroundLimit
 // after the first RunAsync.
 func (l *Loom) Configure(opts ...Option) {
+	l.mustBeMade()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	bgLimit := l.cfg.bgLimit
@@ -111,27 +127,6 @@ func (l *Loom) Configure(opts ...Option) {
 		l.cfg.bgLimit = bgLimit
 		panic("loom: WithBackgroundLimit given to Configure after the first RunAsync")
 	}
-}
-
-// bind makes the calling goroutine the owner of l if l has none yet, and
-// reports whether it is the owner.
-func (l *Loom) bind() bool {
-	g := goid.Current()
-	return l.owner.CompareAndSwap(0, g) || l.owner.Load() == g
-}
-
-// OnLoop reports whether the calling goroutine runs on l's loop: it is l's
-// owner, the goroutine that runs its frames, or the body of one of l's
-// coroutines, which the owner runs. Goroutines are told apart by their
-// runtime IDs, which are never reused, so a goroutine started after the owner
-// exited is never taken for it.
-func (l *Loom) OnLoop() bool {
-	g := goid.Current()
-	if l.owner.Load() == g {
-		return true
-	}
-	c := l.co.current.Load()
-	return c != nil && c.g.Load() == g
 }
 
 // Post queues f to run in the next frame, after the actions posted before it.
@@ -147,6 +142,7 @@ func (l *Loom) Post(f func()) error {
 }
 
 func (l *Loom) post(a action) error {
+	l.mustBeMade()
 	l.mu.Lock()
 	if l.closed {
 		l.mu.Unlock()
@@ -206,26 +202,44 @@ func (l *Loom) Wake() <-chan struct{} {
 // Close ends l: from then on posts return ErrClosed and Update does nothing.
 // Close runs the actions already posted (so that nobody waits for them in
 // vain), completes pending timers with ErrClosed, stops every coroutine with
-// ErrClosed (their defers run; those not started never run) and closes the
-// background runner, whose queued functions still
-// run (see WaitBackground). Close must be called by l's owner, outside a
-// frame; it panics otherwise. It is idempotent.
+// ErrClosed (their defers run; those not begun never run) and closes the
+// background runner, whose queued functions still run (see WaitBackground).
+// It is idempotent.
+//
+// Close is a loop call. Called during a frame (from an action or a
+// coroutine, or from another goroutine while the frame runs), it takes
+// effect when the frame ends, the frame's own work done; posts fail from the
+// moment it is called either way. Called between frames, it closes l at once,
+// on the caller, which must then be the loop's goroutine if that goroutine
+// is locked to its OS thread: the coroutines it created can only be stopped
+// there.
 func (l *Loom) Close() {
-	if l.updating.Load() && l.OnLoop() {
-		panic("loom: Close called from inside a frame")
-	}
-	if !l.bind() {
-		panic("loom: Close called from a goroutine other than the loom's owner")
-	}
+	l.mustBeMade()
 	l.mu.Lock()
 	if l.closed {
 		l.mu.Unlock()
 		return
 	}
 	l.closed = true
+	if l.updating.Load() {
+		l.closeAtExit = true // the running loop call closes l as it ends
+		l.mu.Unlock()
+		return
+	}
+	l.updating.Store(true) // no frame may start while l closes
+	l.mu.Unlock()
+	l.closeNow()
+	l.updating.Store(false)
+}
+
+// closeNow does the work of Close, with no loop call running but this one.
+func (l *Loom) closeNow() {
+	l.mu.Lock()
 	cfg := l.cfg
 	l.takePostedLocked()
-	queued, _, _, _ := l.takeCoroutineRequestsLocked()
+	queued := l.incoming
+	l.incoming, l.stopping, l.closing, l.stopAllMark = nil, nil, nil, 0
+	l.requests.Store(false)
 	l.timers.closeAll()
 	l.scaledTimers.closeAll()
 	bg := l.bg
@@ -233,7 +247,9 @@ func (l *Loom) Close() {
 
 	l.runActions(&budget{}, cfg.onPanic) // no limits: everything posted runs now
 	for _, c := range queued {
-		c.complete(ErrClosed)
+		if !c.isDone() {
+			l.end(c, ErrClosed)
+		}
 	}
 	l.stopAllNow(ErrClosed)
 	if bg != nil {

@@ -2,6 +2,7 @@ package loom_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"slices"
@@ -294,17 +295,14 @@ func TestPanicInActionIsReportedAndFrameGoesOn(t *testing.T) {
 
 func TestUpdateMisusePanics(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
+		// A loom has no owner: frames may come from one goroutine, then
+		// another, one at a time.
 		l := loom.New()
-		l.Update() // this goroutine owns l now
-		if !l.OnLoop() {
-			t.Error("OnLoop() = false on the owner")
-		}
-		result := make(chan string)
-		go func() {
-			result <- fmt.Sprint(l.OnLoop(), " ", panicMessage(l.Update))
-		}()
-		if got, want := <-result, "false loom: Update called from a goroutine other than the loom's owner"; got != want {
-			t.Errorf("Update from another goroutine: %q; want %q", got, want)
+		l.Update()
+		done := make(chan string)
+		go func() { done <- panicMessage(l.Update) }()
+		if got := <-done; got != "" {
+			t.Errorf("Update from another goroutine, between frames, panicked: %q", got)
 		}
 	})
 	synctest.Test(t, func(t *testing.T) {
@@ -312,12 +310,12 @@ func TestUpdateMisusePanics(t *testing.T) {
 		msg := ""
 		l.Post(func() { msg = panicMessage(l.Update) })
 		l.Update()
-		if msg != "loom: Update called from inside a frame" {
+		if msg != "loom: Update called while a frame runs: from inside the frame, or from two goroutines at once" {
 			t.Errorf("nested Update panicked with %q", msg)
 		}
 	})
 	synctest.Test(t, func(t *testing.T) {
-		// Two goroutines racing for the first frame: one owns, the other is told.
+		// Two goroutines racing for a frame: one runs it, the other is told.
 		l := loom.New()
 		release := make(chan struct{})
 		l.Post(func() { <-release })
@@ -326,12 +324,12 @@ func TestUpdateMisusePanics(t *testing.T) {
 			go func() { msgs <- panicMessage(l.Update) }()
 		}
 		synctest.Wait()
-		if got := <-msgs; got != "loom: Update called concurrently from two goroutines" {
+		if got := <-msgs; got != "loom: Update called while a frame runs: from inside the frame, or from two goroutines at once" {
 			t.Errorf("concurrent Update panicked with %q", got)
 		}
 		close(release)
 		if got := <-msgs; got != "" {
-			t.Errorf("the owner's Update panicked with %q", got)
+			t.Errorf("the Update that ran the frame panicked with %q", got)
 		}
 	})
 }
@@ -362,14 +360,33 @@ func TestClose(t *testing.T) {
 		if l.Frame() != 1 {
 			t.Errorf("Frame() = %d after Close; want 1", l.Frame())
 		}
-		result := make(chan string)
+
+		// Close during a frame, from an action: the frame's work goes on,
+		// the loom closes as the frame ends, and posts fail at once.
+		var r2 recorder
 		l2 := loom.New()
+		c := l2.StartCoroutine(func(yield func(loom.Instruction) bool) {
+			defer r2.note("coroutine defer")()
+			for yield(loom.NextFrame()) {
+				r2.note("coroutine resumed")()
+			}
+		})
 		l2.Update()
-		go func() { result <- panicMessage(l2.Close) }()
-		if got := <-result; got != "loom: Close called from a goroutine other than the loom's owner" {
-			t.Errorf("Close from another goroutine panicked with %q", got)
+		var postErr error
+		l2.Post(func() {
+			l2.Close()
+			postErr = l2.Post(func() {})
+		})
+		l2.Post(r2.note("the next action of the frame"))
+		l2.Update()
+		r2.expect(t, "the closing frame", "the next action of the frame", "coroutine resumed", "coroutine defer")
+		if postErr != loom.ErrClosed || !errors.Is(c.Err(), loom.ErrClosed) {
+			t.Errorf("during the closing frame: Post = %v, the coroutine's Err = %v; want ErrClosed, ErrClosed", postErr, c.Err())
 		}
-		l2.Close()
+		l2.Update() // does nothing
+		if l2.Frame() != 2 {
+			t.Errorf("Frame() = %d after the closing frame; want 2", l2.Frame())
+		}
 	})
 }
 

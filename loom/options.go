@@ -29,7 +29,6 @@ type config struct {
 	maxActions  int                 // 0: no limit
 	maxTime     time.Duration       // 0: no limit
 	bgLimit     int
-	ownedByNew  bool // New binds the Loom to its caller
 	manual      bool // the clock moves only with UpdateDelta
 	bgConfigSet bool // WithBackgroundLimit was given
 }
@@ -126,14 +125,6 @@ func WithBackgroundLimit(n int) Option {
 		panic(fmt.Sprintf("loom: WithBackgroundLimit(%d): limit must be positive", n))
 	}
 	return optionFunc(func(c *config) { c.bgLimit, c.bgConfigSet = n, true })
-}
-
-// OwnedByCaller binds the Loom to the goroutine that calls New, instead of
-// to the first goroutine that calls Update. A loop that starts coroutines
-// before its first frame needs it: coroutines started from the owner run at
-// once. It has no effect given to Configure.
-func OwnedByCaller() Option {
-	return optionFunc(func(c *config) { c.ownedByNew = true })
 }
 
 // ManualClock makes the Loom's clock start at zero and move only when the game

@@ -3,8 +3,6 @@ package loom
 import (
 	"fmt"
 	"time"
-
-	"github.com/taskqueue-go/taskqueue/scheduler"
 )
 
 // A frame has three phases, in Unity's order: the fixed steps, the update
@@ -53,14 +51,14 @@ func WaitForEndOfFrame() Instruction { return Instruction{kind: waitEndOfFrame} 
 // coroutines waiting with WaitForEndOfFrame, in the order they yielded. A
 // loop that renders calls it after rendering; a loop that does not leaves
 // the end phase to the start of the next Update. Calling it again before the
-// next Update does nothing. Like Update, it belongs to l's owner and panics
-// when called from another goroutine or from inside a frame.
+// next Update does nothing. Like Update, it is a call of the loop, and
+// panics when called while a frame runs.
 func (l *Loom) EndFrame() {
-	l.enter()
-	defer l.updating.Store(false)
-	if !l.isClosed() {
-		l.endOfFrame()
+	if !l.enter("EndFrame") {
+		return
 	}
+	defer l.exit()
+	l.endOfFrame()
 }
 
 // endOfFrame resumes the coroutines waiting for the end of the frame, once
@@ -144,5 +142,5 @@ func (p *phase) giveBack(w []*Coroutine) {
 // noFixedStep is the error of a coroutine that waits for a fixed step on a
 // loom that has none.
 func noFixedStep(c *Coroutine) *PanicError {
-	return scheduler.NewPanicError(fmt.Sprintf("loom: coroutine %d yielded WaitForFixedUpdate on a loom without fixed steps (see WithFixedStep)", c.id))
+	return &PanicError{Value: fmt.Sprintf("loom: coroutine %d yielded WaitForFixedUpdate on a loom without fixed steps (see WithFixedStep)", c.id)}
 }

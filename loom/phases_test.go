@@ -106,6 +106,7 @@ func TestWaitForFixedUpdateWithoutSteps(t *testing.T) {
 	})
 	other := l.StartCoroutine(func(yield func(loom.Instruction) bool) { yield(loom.NextFrame()) })
 	update(t, l)
+	update(t, l) // other resumes, and ends
 	var pe *loom.PanicError
 	if !c.IsDone() || !errors.As(c.Err(), &pe) || !strings.Contains(fmt.Sprint(pe.Value), "WithFixedStep") {
 		t.Fatalf("the waiting coroutine: done %v, Err %v; want a *PanicError naming WithFixedStep", c.IsDone(), c.Err())
@@ -138,7 +139,7 @@ func TestWaitForFixedUpdateWithoutSteps(t *testing.T) {
 func TestEndOfFrame(t *testing.T) {
 	var log []string
 	var l *loom.Loom
-	l = loom.New(loom.ManualClock(), loom.OwnedByCaller(), loom.WithFixedStep(time.Millisecond, func(time.Duration) {
+	l = loom.New(loom.ManualClock(), loom.WithFixedStep(time.Millisecond, func(time.Duration) {
 		log = append(log, fmt.Sprintf("%d:step", l.Frame()))
 	}))
 	defer l.Close()
@@ -162,43 +163,42 @@ func TestEndOfFrame(t *testing.T) {
 		note("c end again")
 	})
 
+	l.UpdateDelta(time.Millisecond) // frame 1: the coroutines begin
+	l.EndFrame()
 	l.UpdateDelta(time.Millisecond)
 	note("render")
 	l.EndFrame()
-	l.EndFrame() // nothing left for frame 1
+	l.EndFrame() // nothing left for frame 2
 	l.Post(func() { note("action") })
-	l.UpdateDelta(time.Millisecond) // frame 2; the loop skips EndFrame
+	l.UpdateDelta(time.Millisecond) // frame 3; the loop skips EndFrame
 	note("render")
-	l.UpdateDelta(time.Millisecond) // frame 2's end phase first
+	l.UpdateDelta(time.Millisecond) // frame 3's end phase first
 	want := []string{
-		"1:step", "1:a update", "1:b update",
-		"1:render", "1:a end", "1:b end", "1:c end",
-		"2:step", "2:action", "2:a update", "2:b update",
-		"2:render",
-		"2:c end again", "2:a end", "2:b end", // as frame 3 begins, in yield order
-		"3:step", "3:a update", "3:b update",
+		"1:step",
+		"2:step", "2:a update", "2:b update",
+		"2:render", "2:a end", "2:b end", "2:c end",
+		"3:step", "3:action", "3:a update", "3:b update",
+		"3:render",
+		"3:c end again", "3:a end", "3:b end", // as frame 4 begins, in yield order
+		"4:step", "4:a update", "4:b update",
 	}
 	if strings.Join(log, "\n") != strings.Join(want, "\n") {
 		t.Errorf("log:\n  %s\nwant:\n  %s", strings.Join(log, "\n  "), strings.Join(want, "\n  "))
 	}
 }
 
-// TestEndFrameMisuse checks that EndFrame belongs to the loom's owner, outside
-// a frame, as Update does, and does nothing once the loom is closed.
+// TestEndFrameMisuse checks that EndFrame is a loop call, outside a frame, as
+// Update is, and does nothing once the loom is closed.
 func TestEndFrameMisuse(t *testing.T) {
-	l := loom.New(loom.ManualClock(), loom.OwnedByCaller())
+	l := loom.New(loom.ManualClock())
 	var inside string
 	l.Post(func() { inside = panicMessage(l.EndFrame) })
 	l.UpdateDelta(0)
-	if inside != "loom: Update called from inside a frame" {
+	if inside != "loom: EndFrame called while a frame runs: from inside the frame, or from two goroutines at once" {
 		t.Errorf("EndFrame inside a frame panicked with %q", inside)
 	}
-	other := make(chan string)
-	go func() { other <- panicMessage(l.EndFrame) }()
-	if got := <-other; got != "loom: Update called from a goroutine other than the loom's owner" {
-		t.Errorf("EndFrame from another goroutine panicked with %q", got)
-	}
 	c := l.StartCoroutine(func(yield func(loom.Instruction) bool) { yield(loom.WaitForEndOfFrame()) })
+	l.UpdateDelta(0)
 	l.Close()
 	l.EndFrame()
 	if !errors.Is(c.Err(), loom.ErrClosed) {
@@ -318,7 +318,7 @@ func TestScaledTimersStale(t *testing.T) {
 // nothing.
 func TestPhasesAllocateNothing(t *testing.T) {
 	steps := 0
-	l := loom.New(loom.ManualClock(), loom.OwnedByCaller(), loom.WithFixedStep(time.Millisecond, func(time.Duration) { steps++ }))
+	l := loom.New(loom.ManualClock(), loom.WithFixedStep(time.Millisecond, func(time.Duration) { steps++ }))
 	defer l.Close()
 	resumes := 0
 	for _, in := range []loom.Instruction{loom.WaitForFixedUpdate(), loom.WaitForEndOfFrame()} {
@@ -357,7 +357,7 @@ func TestPhasesModel(t *testing.T) {
 		rng := rand.New(rand.NewPCG(seed, 11))
 		steps := 0
 		var observed int64 // the last frame whose update ended
-		l := loom.New(loom.ManualClock(), loom.OwnedByCaller(),
+		l := loom.New(loom.ManualClock(),
 			loom.WithFixedStep(dt, func(time.Duration) { steps++ }),
 			loom.WithFrameObserver(func(fs loom.FrameStats) { observed = fs.Frame }))
 		fail := func(format string, args ...any) {

@@ -64,13 +64,11 @@ func (p *Progress) Add(n int) {
 }
 
 // Load returns the count done and the total, as they were at one instant;
-// the total is 0 while none is set.
+// the total is -1 while none is set, so that it differs from a total of 0,
+// which Fraction and Finished treat as work done.
 func (p *Progress) Load() (done, total int) {
 	v := p.v.Load()
-	if t := v & (1<<32 - 1); t > 0 {
-		total = int(t - 1)
-	}
-	return int(v >> 32), total
+	return int(v >> 32), int(v&(1<<32-1)) - 1
 }
 
 // Fraction returns done/total, from 0 to 1: 0 while no total is set, 1 for

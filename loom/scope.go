@@ -59,10 +59,10 @@ func (s *Scope) StartCoroutine(body func(yield func(Instruction) bool)) *Corouti
 }
 
 // Close ends s: its posted actions that have not run never will, its timers
-// are stopped (their Err reports ErrClosed), its coroutines are stopped with
-// ErrClosed (at once on the loom's goroutine, at the next frame otherwise),
-// and posting through s returns ErrClosed. Close is safe from any goroutine,
-// frames included, and idempotent.
+// are stopped at once (their Err reports ErrClosed), its coroutines are
+// stopped with ErrClosed as Coroutine.Stop stops one (on the loop, in the
+// running frame or the next), and posting through s returns ErrClosed. Close
+// is safe from any goroutine, frames included, and idempotent.
 func (s *Scope) Close() {
 	if s.closed.Swap(true) {
 		return
@@ -73,17 +73,10 @@ func (s *Scope) Close() {
 		t.err = ErrClosed
 		l.unscheduleLocked(t) // leaves s.timers
 	}
-	onLoop := l.OnLoop()
-	if !onLoop {
-		l.closing = append(l.closing, s)
-	}
-	wake := l.wakeLocked()
+	l.closing = append(l.closing, s)
+	wake := l.requestLocked()
 	l.mu.Unlock()
-	if onLoop {
-		s.stopCoroutines()
-	} else {
-		wake.send()
-	}
+	wake.send()
 }
 
 // stopCoroutines stops the coroutines of s, on the loom's goroutine.

@@ -9,8 +9,8 @@ import (
 type CoroutineState int
 
 const (
-	// CoroutineQueued is a coroutine started from another goroutine that
-	// starts in the next frame.
+	// CoroutineQueued is a coroutine started that has not begun (see
+	// Loom.StartCoroutine).
 	CoroutineQueued CoroutineState = iota
 	// CoroutineRunning is the coroutine whose body runs now (the caller of
 	// Coroutines, or one that started it).
@@ -41,13 +41,13 @@ type CoroutineInfo struct {
 }
 
 // Coroutines returns a snapshot of l's coroutines that have not ended,
-// ordered by ID. It costs one allocation per call and must be called on l's
-// goroutine (from another, post it: mainthread.CallValue does so for the
-// main loom).
+// ordered by ID, for hunting coroutines that never end. It reads what only
+// the loop changes, so it is called on the loop: from an action or a
+// coroutine, or from the loop's goroutine between frames (from another
+// goroutine, post a function that calls it). It costs one allocation per
+// call.
 func (l *Loom) Coroutines() []CoroutineInfo {
-	if !l.OnLoop() {
-		panic("loom: Coroutines called from a goroutine other than the loom's owner")
-	}
+	l.mustBeMade()
 	l.mu.Lock()
 	queued := slices.Clone(l.incoming)
 	l.mu.Unlock()

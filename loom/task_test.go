@@ -3,7 +3,6 @@ package loom_test
 import (
 	"context"
 	"errors"
-	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -32,11 +31,12 @@ func TestTaskResult(t *testing.T) {
 	if v, err := task.Result(); v != "" || err != nil || task.IsDone() {
 		t.Fatalf("before its end: %q, %v, done %v", v, err, task.IsDone())
 	}
-	for range 3 {
+	for range 4 {
 		update(t, l)
 	}
-	if got != "loaded" || at != 2 {
-		t.Fatalf("the waiter got %q in frame %d; want %q in frame 2, the pass in which the task ended", got, at, "loaded")
+	// Both begin in frame 1; the task waits 2 frames, to frame 3.
+	if got != "loaded" || at != 3 {
+		t.Fatalf("the waiter got %q in frame %d; want %q in frame 3, the pass in which the task ended", got, at, "loaded")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -46,59 +46,28 @@ func TestTaskResult(t *testing.T) {
 
 	boom := errors.New("decode failed")
 	failing := loom.StartTask(l, func(y func(loom.Instruction) bool) (int, error) { return 0, boom })
-	if _, err := failing.Result(); err != boom {
+	panicking := loom.StartTask(l, func(y func(loom.Instruction) bool) (int, error) { panic("bad asset") })
+	update(t, l) // they begin, and end
+	if _, err := failing.Result(); err != boom || failing.Err() != boom {
 		t.Fatalf("a failing task's Result error = %v", err)
 	}
-	panicking := loom.StartTask(l, func(y func(loom.Instruction) bool) (int, error) { panic("bad asset") })
 	var pe *loom.PanicError
-	if _, err := panicking.Result(); !errors.As(err, &pe) {
+	if _, err := panicking.Result(); !errors.As(err, &pe) || panicking.Err() != err {
 		t.Fatalf("a panicking task's Result error = %v", err)
 	}
-}
 
-// goer runs functions on goroutines and counts them.
-type goer struct{ closed bool }
-
-func (g *goer) Go(f func()) error {
-	if g.closed {
-		return errors.New("closed")
-	}
-	go f()
-	return nil
-}
-
-// Work off the frame and back: the coroutine resumes in the first frame after
-// the function returned, with its result; a panic becomes its error.
-func TestRunOff(t *testing.T) {
-	l, _ := panicLoom(t)
-	release := make(chan struct{})
-	off := loom.RunOff(&goer{}, func() (int, error) { <-release; return 42, nil })
-	var got int
-	var at int64
-	l.StartCoroutine(func(y func(loom.Instruction) bool) {
-		if y(loom.WaitFor(off)) {
-			got, _ = off.Result()
-			at = l.Frame()
+	// A task of a scope ends when the scope closes.
+	s := l.NewScope()
+	scoped := loom.StartTask(s, func(y func(loom.Instruction) bool) (int, error) {
+		for y(loom.NextFrame()) {
 		}
+		return 1, nil
 	})
 	update(t, l)
+	s.Close()
 	update(t, l)
-	if off.IsDone() || got != 0 {
-		t.Fatal("the result is there before the function returned")
-	}
-	close(release)
-	<-off.Done()
-	update(t, l)
-	if got != 42 || at != 3 {
-		t.Fatalf("got %d in frame %d, want 42 in frame 3", got, at)
-	}
-	p := loom.RunOff(&goer{}, func() (int, error) { panic("in the worker") })
-	<-p.Done()
-	if err := p.Err(); err == nil || !strings.Contains(err.Error(), "in the worker") {
-		t.Fatalf("a panicking function's error = %v", err)
-	}
-	if err := loom.RunOff(&goer{closed: true}, func() (int, error) { return 1, nil }).Err(); err == nil {
-		t.Fatal("a refused function reports no error")
+	if _, err := scoped.Result(); !scoped.IsDone() || !errors.Is(err, loom.ErrClosed) {
+		t.Fatalf("a task of a closed scope: done %v, Result error %v; want ErrClosed", scoped.IsDone(), err)
 	}
 }
 
@@ -118,6 +87,7 @@ func testStartCoroutineContext(t *testing.T) {
 			frames++
 		}
 	})
+	update(t, l) // it begins
 	update(t, l)
 	update(t, l)
 	cancel()
@@ -133,56 +103,6 @@ func testStartCoroutineContext(t *testing.T) {
 	d := l.StartCoroutineContext(ctx, func(y func(loom.Instruction) bool) { ran = true })
 	if ran || !errors.Is(d.Err(), loom.ErrStopped) {
 		t.Fatalf("with a done context: ran %v, Err %v", ran, d.Err())
-	}
-}
-
-// inlineGoer runs each function at once, on the caller's goroutine.
-type inlineGoer struct{}
-
-func (inlineGoer) Go(f func()) error { f(); return nil }
-
-// TestRunOffAllocations checks the cost of a round trip off the frame: the
-// result and the function handed to the queue, two allocations, and none
-// for the wait (WaitFor polls IsDone and makes no channel), nor for a Done
-// channel that nobody asked for.
-func TestRunOffAllocations(t *testing.T) {
-	l, _ := panicLoom(t)
-	rounds := 0
-	l.StartCoroutine(func(y func(loom.Instruction) bool) {
-		for {
-			off := loom.RunOff(inlineGoer{}, func() (int, error) { return 1, nil })
-			if !y(loom.WaitFor(off)) {
-				return
-			}
-			if v, err := off.Result(); v != 1 || err != nil {
-				t.Errorf("Result() = %v, %v; want 1, nil", v, err)
-			}
-			rounds++
-		}
-	})
-	update(t, l)
-	if a := testing.AllocsPerRun(100, func() { update(t, l) }); a > 2 {
-		t.Errorf("a round trip allocates %v times; want at most 2", a)
-	}
-	if rounds != 102 {
-		t.Errorf("%d rounds in 102 frames; want one a frame", rounds)
-	}
-
-	// A goroutine that waits on Done gets a channel, closed or not yet.
-	off := loom.RunOff(inlineGoer{}, func() (int, error) { return 2, nil })
-	select {
-	case <-off.Done():
-	default:
-		t.Error("Done of a finished Off is not closed")
-	}
-	gate := make(chan struct{})
-	var g goPool
-	late := loom.RunOff(g, func() (int, error) { <-gate; return 3, nil })
-	ch := late.Done()
-	close(gate)
-	<-ch
-	if v, _ := late.Result(); v != 3 || !late.IsDone() {
-		t.Errorf("after Done: Result %v, IsDone %v", v, late.IsDone())
 	}
 }
 

@@ -13,6 +13,10 @@ import (
 // hold back; those of PostAfterScaled count on scaled time (Loom.Time), as
 // game logic does, and a time scale of 0 holds them back.
 //
+// A Timer is a Waitable: it is done when it is not waiting any more (it ran,
+// or is running, was stopped, or its loom or scope closed), so it bounds a
+// wait in WaitAny, and Reset makes it wait again.
+//
 // A Timer is safe for use by multiple goroutines. Rescheduling an existing
 // timer with Reset costs no allocation.
 type Timer struct {
@@ -23,8 +27,35 @@ type Timer struct {
 	// seq is the sequence number of t's entry in its heap while t waits,
 	// and 0 otherwise. An entry whose seq differs from its timer's is stale:
 	// the timer was stopped or rescheduled, and the entry is skipped.
-	seq uint64 // under l.mu
-	err error  // ErrClosed once its loom or scope closed; under l.mu
+	seq uint64        // under l.mu
+	err error         // ErrClosed once its loom or scope closed; under l.mu
+	ch  chan struct{} // made by Done, closed when t stops waiting; under l.mu
+}
+
+// settled notes that t stopped waiting: it ran, or was stopped or closed.
+func (t *Timer) settledLocked() {
+	if t.ch != nil {
+		close(t.ch)
+		t.ch = nil // a Reset waits again, with a new channel
+	}
+}
+
+// Done returns a channel that is closed once t is not waiting: it ran, was
+// stopped, or its loom or scope closed. After Reset, Done returns a new
+// channel for the new wait.
+func (t *Timer) Done() <-chan struct{} {
+	t.l.mu.Lock()
+	defer t.l.mu.Unlock()
+	if t.ch == nil {
+		t.ch = make(chan struct{})
+		if !t.waiting() {
+			close(t.ch)
+			ch := t.ch
+			t.ch = nil
+			return ch
+		}
+	}
+	return t.ch
 }
 
 func (t *Timer) waiting() bool { return t.seq != 0 }
@@ -73,6 +104,7 @@ func (ts *timers) closeAll() {
 		if e := ts.heap.Top(); live(e) {
 			e.V.seq, e.V.err = 0, ErrClosed
 			e.V.leaveScopeLocked()
+			e.V.settledLocked()
 		}
 		ts.heap.Pop()
 	}
@@ -168,6 +200,7 @@ func (l *Loom) scheduleLocked(t *Timer, due int64) wakeup {
 func (l *Loom) unscheduleLocked(t *Timer) {
 	t.seq = 0
 	t.leaveScopeLocked()
+	t.settledLocked()
 	l.timersOf(t).forget()
 }
 

@@ -101,8 +101,8 @@ func TestWaitAllOfCoroutinesAndAPanickingMember(t *testing.T) {
 	for range 8 {
 		update(t, l)
 	}
-	if at != 5 {
-		t.Errorf("WaitAll of two coroutines resumed in frame %d, want 5, the pass in which the later ends", at)
+	if at != 6 { // they begin in frame 1: frame 4 and 6 (5ms at 1ms a frame)
+		t.Errorf("WaitAll of two coroutines resumed in frame %d, want 6, the pass in which the later ends", at)
 	}
 	var pe *loom.PanicError
 	if !errors.As(bad.Err(), &pe) || len(*panics) != 1 {
@@ -140,8 +140,8 @@ func TestWaitBoundedByDelay(t *testing.T) {
 	for range 6 {
 		update(t, l)
 	}
-	if at != 3 || first != 1 {
-		t.Fatalf("resumed in frame %d with member %d first; want frame 3, the delay", at, first)
+	if at != 4 || first != 1 { // it begins in frame 1, and waits 3ms
+		t.Fatalf("resumed in frame %d with member %d first; want frame 4, the delay", at, first)
 	}
 }
 

@@ -41,8 +41,8 @@ type coroutines struct {
 	queue      []*Coroutine // the current pass's coroutines to resume, in order
 	seq        uint64       // orders heap entries
 
-	current atomic.Pointer[Coroutine] // the coroutine whose body runs now; read by OnLoop
-	pass    int64                     // the frame of the current pass
+	current *Coroutine // the coroutine whose body runs now
+	pass    int64      // the frame of the current pass
 	inPass  bool
 }
 
@@ -84,6 +84,9 @@ func (co *coroutines) schedule(l *Loom, c *Coroutine, in Instruction) {
 	case waitFor:
 		if w, ok := in.ref.(interface{ coroutine() *Coroutine }); ok && w.coroutine().l == l {
 			w := w.coroutine()
+			if !w.started {
+				l.beginNow(w) // yield return StartCoroutine(...): it begins now
+			}
 			if !w.isDone() {
 				w.waiters = append(w.waiters, c)
 				return
@@ -126,8 +129,8 @@ func (l *Loom) wake(w *Coroutine) {
 	switch {
 	case !co.inPass || w.yielded >= co.pass:
 		co.ready = append(co.ready, w)
-	case co.current.Load() == nil:
-		if !w.isDone() && !w.running {
+	case co.current == nil:
+		if !w.isDone() && !w.running && !w.stopReq.Load() {
 			l.resume(w)
 		}
 	default:
@@ -166,7 +169,7 @@ func (l *Loom) poll(c *Coroutine) (ready bool) {
 // becomes c's error, and c's body sees yield report false, returns and runs
 // its defers. Every other coroutine stays where it was.
 func (l *Loom) fail(c *Coroutine, p *PanicError) {
-	l.HandlePanic(p)
+	l.handlePanic(p)
 	l.stopNow(c, p)
 }
 
@@ -195,31 +198,19 @@ func (c *Coroutine) pollReady() bool {
 	return true
 }
 
-// runCoroutines is the coroutine pass of a frame. In order, it handles the
-// stops and starts asked from other goroutines, then resumes: the coroutines
-// waiting for the next frame, in the order they yielded; those whose frame
-// count, scaled time or real time is up, each in due order; then those whose
-// polled condition now holds, in the order they yielded. A coroutine that
-// ends lets those waiting for it resume in the same pass.
-func (l *Loom) runCoroutines(starts, stops []*Coroutine, scopes []*Scope, stopAll bool) {
+// runCoroutines is the coroutine pass of a frame. In order, it applies the
+// stops and starts asked since the last (see applyRequests), then resumes:
+// the coroutines waiting for the next frame, in the order they yielded;
+// those whose frame count, scaled time or real time is up, each in due
+// order; then those whose polled condition now holds, in the order they
+// yielded. A coroutine that ends lets those waiting for it resume in the
+// same pass; one started or stopped during the pass is so right after the
+// coroutine running then yields.
+func (l *Loom) runCoroutines() {
 	co := &l.co
 	co.inPass, co.pass = true, l.Frame()
 	defer func() { co.inPass = false }()
-
-	if stopAll {
-		l.stopAllNow(ErrStopped)
-	}
-	for _, s := range scopes {
-		s.stopCoroutines()
-	}
-	for _, c := range stops {
-		l.stopNow(c, ErrStopped)
-	}
-	for _, c := range starts {
-		if !c.isDone() {
-			l.begin(c)
-		}
-	}
+	l.applyRequests()
 
 	// Those that yielded in this frame, before the pass, wait for the next.
 	ready := co.ready
@@ -245,6 +236,8 @@ func (l *Loom) runCoroutines(starts, stops []*Coroutine, scopes []*Scope, stopAl
 		polled[i] = nil
 		switch {
 		case c.isDone():
+		case c.stopReq.Load():
+			still = append(still, c) // its stop is applied after this resume
 		case c.yielded < co.pass && l.poll(c):
 			c.waitCh = nil
 			co.queue = append(co.queue, c)
@@ -265,11 +258,13 @@ func (co *coroutines) drain(l *Loom) {
 	for i := 0; i < len(co.queue); i++ {
 		c := co.queue[i]
 		co.queue[i] = nil
-		if !c.isDone() && c.started && !c.running {
+		if !c.isDone() && c.started && !c.running && !c.stopReq.Load() {
 			l.resume(c)
 		}
+		l.applyRequests()
 	}
 	co.queue = co.queue[:0]
+	l.applyRequests()
 }
 
 // scaledNow returns the scaled time of the current frame, in nanoseconds.

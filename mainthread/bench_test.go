@@ -48,7 +48,7 @@ func BenchmarkCall(b *testing.B) {
 		b.ReportAllocs()
 		defer reportCPU(b)()
 		for b.Loop() {
-			mainthread.Call(nop)
+			mainthread.Call(bg, nop)
 		}
 	})
 	b.Run("impl=lockedgoroutine", func(b *testing.B) {
@@ -69,10 +69,10 @@ func BenchmarkGo(b *testing.B) {
 	for i := 1; b.Loop(); i++ {
 		mainthread.Go(nop)
 		if i%4096 == 0 {
-			mainthread.Call(nop) // let the main thread catch up
+			mainthread.Call(bg, nop) // let the main thread catch up
 		}
 	}
-	mainthread.Call(nop)
+	mainthread.Call(bg, nop)
 }
 
 func BenchmarkIsMain(b *testing.B) {

@@ -2,88 +2,54 @@ package mainthread
 
 import (
 	"context"
+	"log/slog"
 	"sync"
-	"sync/atomic"
 	"time"
+
+	"github.com/taskqueue-go/taskqueue/internal/handoff"
+	"github.com/taskqueue-go/taskqueue/internal/panics"
 )
 
-// A call is a function that Call runs on the main thread. Calls are pooled,
-// each with its channel and a bound method value to post, so that a Call
-// allocates nothing.
-type call struct {
-	fn    func()
-	p     *PanicError   // fn's panic; written before state becomes callDone
-	state atomic.Uint32 // see the constants below
-	done  chan struct{} // buffered; receives one value when state becomes callDone
-	run   func()        // c.invoke, bound once
-}
-
-// The states of a call. A call moves from pending to running on the main
-// thread, then to done; the caller may move it from pending to canceled, or
-// from running to abandoned, when it stops waiting. The compare-and-swaps
-// decide who owns the outcome.
-const (
-	callPending uint32 = iota
-	callRunning
-	callDone
-	callCanceled  // the caller left before fn started: fn never runs
-	callAbandoned // the caller left while fn ran: its panic goes to the handler
-)
-
-var calls = sync.Pool{New: func() any {
-	c := &call{done: make(chan struct{}, 1)}
-	c.run = c.invoke
-	return c
-}}
-
-func newCall(fn func()) *call {
+// Call runs fn on the main thread and returns when it has returned. Called
+// on the main thread, it runs fn at once, where a queue of calls would wait
+// for itself. If ctx is done before fn has run, Call returns ctx.Err(): fn
+// does not run if it had not started (a done context runs nothing, even on
+// the main thread, as Queue.RunSync does), and runs on if it had, a panic in
+// it then going to the main loom's panic handler. Call returns ErrClosed
+// once the main loop has stopped, rather than wait forever. If fn panics,
+// Call panics in its caller with a *PanicError holding the panic value and
+// fn's stack, and the main loop goes on serving. While nothing serves the
+// main thread yet, Call waits, and says so (see NotServedAfter).
+//
+// taskqueue.RunSyncOnMainThread is the seed's name for Call. A call costs no
+// allocation when ctx cannot be done; see BenchmarkCall.
+func Call(ctx context.Context, fn func()) error {
+	if fn == nil {
+		panic("mainthread: Call with a nil function")
+	}
+	if ctx == nil {
+		panic("mainthread: Call with a nil context")
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if IsMain() {
+		if p := panics.Recover("", fn, nil); p != nil {
+			panic(p)
+		}
+		return nil
+	}
 	c := calls.Get().(*call)
 	c.fn = fn
-	return c
-}
-
-// recycle returns a call that the main thread will not touch again.
-func (c *call) recycle() {
-	c.fn, c.p = nil, nil
-	c.state.Store(callPending)
-	calls.Put(c)
-}
-
-// invoke runs on the main thread, as an action of the main loom.
-func (c *call) invoke() {
-	if !c.state.CompareAndSwap(callPending, callRunning) {
-		return // canceled
+	c.call.Arm(ctx)
+	if mainLoom.Post(c.run) != nil {
+		c.recycle()
+		return ErrClosed
 	}
-	c.p = protect(c.fn)
-	if c.state.CompareAndSwap(callRunning, callDone) {
-		c.done <- struct{}{}
-		return
-	}
-	if c.p != nil { // abandoned: nobody else will see the panic
-		mainLoom.HandlePanic(c.p)
-	}
-}
-
-// wait waits for the main thread to run c, then recycles c and returns, or
-// panics with fn's panic. If the main loop is spinning (see WithSpin), wait
-// spins too before it parks, so that neither side pays for waking the other.
-func (c *call) wait(ctx context.Context) error {
-	if d := spinFor.Load(); d > 0 && loopSpinning.Load() {
-		start := time.Now()
-		for i := 1; c.state.Load() != callDone; i++ {
-			if i%256 == 0 && time.Since(start) > time.Duration(d) {
-				break
-			}
-		}
-	}
-	select {
-	case <-c.done:
-	case <-ctx.Done():
-		if c.state.CompareAndSwap(callPending, callCanceled) ||
-			c.state.CompareAndSwap(callRunning, callAbandoned) {
-			return ctx.Err() // c stays with the main thread; it is not reused
-		}
-		<-c.done // fn finished meanwhile
+	watchServed()
+	c.spin()
+	if delivered, _ := c.call.Wait(ctx); !delivered {
+		return ctx.Err() // c stays with the main thread: it is not reused
 	}
 	p := c.p
 	c.recycle()
@@ -91,4 +57,64 @@ func (c *call) wait(ctx context.Context) error {
 		panic(p)
 	}
 	return nil
+}
+
+// A call is a function that Call runs on the main thread, pooled with the
+// method value it posts, so that a Call allocates nothing. Its state machine,
+// which settles the races between the main thread and a caller that stops
+// waiting, is package handoff's, as RunSync's is.
+type call struct {
+	fn   func()
+	p    *PanicError // fn's panic; written before the call is delivered
+	call handoff.Call
+	run  func() // c.invoke, bound once
+}
+
+var calls = sync.Pool{New: func() any {
+	c := &call{}
+	c.run = c.invoke
+	return c
+}}
+
+// recycle returns a call that the main thread will not touch again.
+func (c *call) recycle() {
+	c.fn, c.p = nil, nil
+	calls.Put(c)
+}
+
+// invoke runs on the main thread, as an action of the main loom.
+func (c *call) invoke() {
+	if !c.call.Start() {
+		return // the caller gave it up before it started
+	}
+	c.p = panics.Recover("", c.fn, nil)
+	if !c.call.Deliver() && c.p != nil {
+		reportPanic(c.p) // the caller left: nobody else will see the panic
+	}
+}
+
+// reportPanic gives p, which no caller will see, to the main loom's panic
+// handler: an action that panics with it, which the loom recovers as it
+// recovers any action's panic. Once the loom is closed, it goes to
+// log/slog's default logger.
+func reportPanic(p *PanicError) {
+	if mainLoom.Post(func() { panic(p) }) != nil {
+		slog.Error("mainthread: a call panicked after its caller stopped waiting", "panic", p.Value, "stack", string(p.Stack))
+	}
+}
+
+// spin waits, if the main loop is spinning (see WithSpin), for the main
+// thread to deliver c, for up to the loop's spin, so that neither side pays
+// for waking the other.
+func (c *call) spin() {
+	d := spinFor.Load()
+	if d == 0 || !loopSpinning.Load() {
+		return
+	}
+	start := time.Now()
+	for i := 1; !c.call.Delivered(); i++ {
+		if i%256 == 0 && time.Since(start) > time.Duration(d) {
+			return
+		}
+	}
 }

@@ -15,32 +15,30 @@ import (
 func ExampleRun() {
 	mainthread.Run(func() {
 		// Create the window, the GL context... on the main thread.
-		mainthread.Call(func() { fmt.Println("on the main thread:", mainthread.IsMain()) })
+		mainthread.Call(context.Background(), func() { fmt.Println("on the main thread:", mainthread.IsMain()) })
 	})
 }
 
 func ExampleCall() {
+	ctx := context.Background()
 	fmt.Println("caller on the main thread:", mainthread.IsMain())
-	mainthread.Call(func() {
+	var size int
+	mainthread.Call(ctx, func() {
 		fmt.Println("function on the main thread:", mainthread.IsMain())
+		size = 640 * 480 // say, a query that only the main thread may make
 	})
+	fmt.Println(size)
 	// Output:
 	// caller on the main thread: false
 	// function on the main thread: true
+	// 307200
 }
 
-func ExampleCallValue() {
-	size := mainthread.CallValue(func() int {
-		return 640 * 480 // say, a query that only the main thread may make
-	})
-	fmt.Println(size)
-	// Output: 307200
-}
-
-func ExampleCallContext() {
+// A caller bounds its wait with a context.
+func ExampleCall_timeout() {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	err := mainthread.CallContext(ctx, func() { fmt.Println("ran in time") })
+	err := mainthread.Call(ctx, func() { fmt.Println("ran in time") })
 	fmt.Println(err)
 	// Output:
 	// ran in time

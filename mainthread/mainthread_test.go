@@ -25,7 +25,7 @@ func TestCallRunsOnTheMainThread(t *testing.T) {
 		t.Error("IsMain() = true on a test goroutine")
 	}
 	var onMain, isMain bool
-	mainthread.Call(func() {
+	mainthread.Call(bg, func() {
 		onMain = onMainThread(t)
 		isMain = mainthread.IsMain()
 	})
@@ -38,7 +38,7 @@ func TestCallRunsOnTheMainThread(t *testing.T) {
 	for range 16 {
 		wg.Go(func() {
 			for range 100 {
-				mainthread.Call(func() {
+				mainthread.Call(bg, func() {
 					if !onMainThread(t) {
 						off.Add(1)
 					}
@@ -56,14 +56,16 @@ func TestCallRunsOnTheMainThread(t *testing.T) {
 // packages: a call made from the main thread itself.
 func TestCallFromTheMainThreadRunsInline(t *testing.T) {
 	depth := 0
-	mainthread.Call(func() {
+	mainthread.Call(bg, func() {
 		depth++
-		mainthread.Call(func() {
+		mainthread.Call(bg, func() {
 			depth++
-			if v := mainthread.CallValue(func() int { return depth }); v != 2 {
-				t.Errorf("CallValue = %d; want 2", v)
+			v := 0
+			mainthread.Call(bg, func() { v = depth })
+			if v != 2 {
+				t.Errorf("a nested Call read depth %d; want 2", v)
 			}
-			if err := mainthread.CallContext(context.Background(), func() { depth++ }); err != nil {
+			if err := mainthread.Call(context.Background(), func() { depth++ }); err != nil {
 				t.Errorf("CallContext = %v", err)
 			}
 		})
@@ -77,7 +79,7 @@ func TestCallPanicReachesTheCaller(t *testing.T) {
 	errBoom := errors.New("boom")
 	v := func() (v any) {
 		defer func() { v = recover() }()
-		mainthread.Call(func() { panic(errBoom) })
+		mainthread.Call(bg, func() { panic(errBoom) })
 		return nil
 	}()
 	p, ok := v.(*mainthread.PanicError)
@@ -88,14 +90,16 @@ func TestCallPanicReachesTheCaller(t *testing.T) {
 		t.Errorf("stack does not show the panicking function:\n%s", p.Stack)
 	}
 	// The loop serves on.
-	if got := mainthread.CallValue(func() string { return "still serving" }); got != "still serving" {
-		t.Errorf("CallValue = %q", got)
+	got := ""
+	mainthread.Call(bg, func() { got = "still serving" })
+	if got != "still serving" {
+		t.Errorf("after a panic, Call ran %q", got)
 	}
 	// A panic on the main thread's own nested call is wrapped the same way.
-	mainthread.Call(func() {
+	mainthread.Call(bg, func() {
 		v := func() (v any) {
 			defer func() { v = recover() }()
-			mainthread.Call(func() { panic("inner") })
+			mainthread.Call(bg, func() { panic("inner") })
 			return nil
 		}()
 		if p, ok := v.(*mainthread.PanicError); !ok || p.Value != "inner" {
@@ -120,15 +124,15 @@ func TestCallContextBoundsTheWait(t *testing.T) {
 	ran := false
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
-	if err := mainthread.CallContext(ctx, func() { ran = true }); err != context.DeadlineExceeded {
+	if err := mainthread.Call(ctx, func() { ran = true }); err != context.DeadlineExceeded {
 		t.Errorf("CallContext on a busy main thread = %v; want DeadlineExceeded", err)
 	}
 	release()
-	mainthread.Call(func() {}) // the canceled call was skipped by now
+	mainthread.Call(bg, func() {}) // the canceled call was skipped by now
 	if ran {
 		t.Error("a canceled call ran")
 	}
-	if err := mainthread.CallContext(ctx, func() {}); err != context.DeadlineExceeded {
+	if err := mainthread.Call(ctx, func() {}); err != context.DeadlineExceeded {
 		t.Errorf("CallContext with a done context = %v; want DeadlineExceeded", err)
 	}
 }
@@ -143,7 +147,7 @@ func TestAbandonedCallPanicGoesToTheHandler(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	result := make(chan error)
 	go func() {
-		result <- mainthread.CallContext(ctx, func() {
+		result <- mainthread.Call(ctx, func() {
 			close(started)
 			<-proceed
 			panic("after the caller left")
@@ -181,7 +185,7 @@ func TestGo(t *testing.T) {
 	}
 	mainthread.Go(func() { panic("async") })
 	release()
-	mainthread.Call(func() {})
+	mainthread.Call(bg, func() {})
 	if ran.Load() != 10000 || onMain.Load() != 10000 {
 		t.Errorf("%d of 10000 ran, %d on the main thread", ran.Load(), onMain.Load())
 	}
@@ -218,9 +222,10 @@ func TestTimersAndCoroutineFramesOfTheMainLoom(t *testing.T) {
 
 func TestNilFunctionsPanic(t *testing.T) {
 	for name, f := range map[string]func(){
-		"Go":        func() { mainthread.Go(nil) },
-		"Call":      func() { mainthread.Call(nil) },
-		"CallValue": func() { mainthread.CallValue[int](nil) },
+		"Go":       func() { mainthread.Go(nil) },
+		"Call":     func() { mainthread.Call(bg, nil) },
+		"Call ctx": func() { mainthread.Call(nil, func() {}) }, //lint:ignore SA1012 the nil context is the test
+
 	} {
 		v := func() (v any) {
 			defer func() { v = recover() }()
@@ -280,7 +285,7 @@ func TestMainLoomCoroutines(t *testing.T) {
 				return
 			}
 			var r report
-			mainthread.Call(func() { r.isMain = mainthread.IsMain() })
+			mainthread.Call(bg, func() { r.isMain = mainthread.IsMain() })
 			r.onMain = onMainThread(t)
 			r.frames = l.Frame() - start
 			done <- r
@@ -302,11 +307,11 @@ func TestCallContextDoneRunsNothing(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	ran := false
-	if err := mainthread.CallContext(ctx, func() { ran = true }); !errors.Is(err, context.Canceled) || ran {
+	if err := mainthread.Call(ctx, func() { ran = true }); !errors.Is(err, context.Canceled) || ran {
 		t.Fatalf("off the main thread: err %v, ran %v; want context.Canceled and not run", err, ran)
 	}
 	var err error
-	mainthread.Call(func() { err = mainthread.CallContext(ctx, func() { ran = true }) })
+	mainthread.Call(bg, func() { err = mainthread.Call(ctx, func() { ran = true }) })
 	if !errors.Is(err, context.Canceled) || ran {
 		t.Fatalf("on the main thread: err %v, ran %v; want context.Canceled and not run", err, ran)
 	}
@@ -320,5 +325,21 @@ func TestRunTwicePanics(t *testing.T) {
 	}
 	if !strings.Contains(out, "second Run panicked: mainthread: Run called again") {
 		t.Errorf("scenario output:\n%s", out)
+	}
+}
+
+// bg is the context of the calls that nothing bounds.
+var bg = context.Background()
+
+// TestRunWhileServingPanics: Run called on the main thread while Run serves
+// it says so, rather than that the loop has stopped.
+func TestRunWhileServingPanics(t *testing.T) {
+	var v any
+	mainthread.Call(bg, func() {
+		defer func() { v = recover() }()
+		mainthread.Run(func() {})
+	})
+	if want := "mainthread: Run called while Run serves the main thread: it serves once per process"; fmt.Sprint(v) != want {
+		t.Errorf("Run while serving panicked with %v; want %q", v, want)
 	}
 }

@@ -53,8 +53,8 @@ func WithSpin(d time.Duration) Option {
 }
 
 var (
-	// running is set by the first Run, for good.
-	running atomic.Bool
+	// running is set by the first Run, for good; served once it returned.
+	running, served atomic.Bool
 	// spinFor is the spin of the running Run, in nanoseconds.
 	spinFor atomic.Int64
 	// loopSpinning is true while Run spins for work, so callers know that
@@ -71,16 +71,19 @@ var (
 //
 // When app returns, Run closes the main loom: functions already posted run,
 // timers end with loom.ErrClosed, later calls get ErrClosed. Then Run
-// returns. Run panics if called off the main goroutine, while the main
-// loom's frames are driven elsewhere, or a second time: the main loop serves
-// once per process.
+// returns. Run panics if called off the main goroutine, or a second time,
+// while it serves or after: the main loop serves once per process.
 func Run(app func(), opts ...Option) {
-	if !IsMain() {
+	if knownThreads && !IsMain() {
 		panic("mainthread: Run called off the main goroutine")
 	}
 	if !running.CompareAndSwap(false, true) {
-		panic("mainthread: Run called again: the main loop it served has stopped for good, and its loom is closed")
+		if served.Load() {
+			panic("mainthread: Run called again: the main loop it served has stopped for good, and its loom is closed")
+		}
+		panic("mainthread: Run called while Run serves the main thread: it serves once per process")
 	}
+	defer served.Store(true)
 	o := options{frameInterval: time.Second / 60, spin: DefaultSpin}
 	for _, opt := range opts {
 		opt.apply(&o)

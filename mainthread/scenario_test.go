@@ -36,19 +36,10 @@ func shutdownScenario() int {
 		for range 8 {
 			wg.Go(func() {
 				for {
-					err := func() (err error) {
-						defer func() {
-							if v := recover(); v != nil {
-								err, _ = v.(error)
-								if err == nil {
-									err = fmt.Errorf("panic %v", v)
-								}
-							}
-						}()
-						mainthread.Call(func() { ran.Add(1) })
+					err := mainthread.Call(bg, func() { ran.Add(1) })
+					if err == nil {
 						once.Do(func() { close(started) })
-						return nil
-					}()
+					}
 					switch {
 					case err == nil:
 					case errors.Is(err, mainthread.ErrClosed):

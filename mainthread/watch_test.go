@@ -21,7 +21,7 @@ func TestNotServedIsReported(t *testing.T) {
 	defer slog.SetDefault(prev)
 
 	synctest.Test(t, func(t *testing.T) {
-		never := loom.New(loom.OwnedByCaller())
+		never := loom.New()
 		watch(never, NotServedAfter)
 		time.Sleep(NotServedAfter - time.Millisecond)
 		synctest.Wait()
@@ -37,7 +37,7 @@ func TestNotServedIsReported(t *testing.T) {
 	})
 	buf.Reset()
 	synctest.Test(t, func(t *testing.T) {
-		served := loom.New(loom.OwnedByCaller())
+		served := loom.New()
 		watch(served, NotServedAfter)
 		time.Sleep(time.Second)
 		served.Update()

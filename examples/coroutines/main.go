@@ -67,6 +67,9 @@ func loop(l *loom.Loom, interval time.Duration, max int, c *loom.Coroutine, befo
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
 	defer l.Close()
+	// The first frame, at once, is the one in which the program's
+	// coroutines begin, as Unity's Start runs before the first Update.
+	l.Update()
 	var done <-chan struct{}
 	if c != nil {
 		done = c.Done()
@@ -88,7 +91,7 @@ func loop(l *loom.Loom, interval time.Duration, max int, c *loom.Coroutine, befo
 // inner one and waits for it, then waits three seconds more. Its output is
 // the article's, line for line.
 func nested(w io.Writer) {
-	l := loom.New(loom.OwnedByCaller())
+	l := loom.New()
 	inner := func(yield func(loom.Instruction) bool) {
 		for i := range 5 {
 			if !yield(loom.WaitForSeconds(time.Second)) {
@@ -113,7 +116,7 @@ func nested(w io.Writer) {
 // waits is the second article's program: waits of one, two and three
 // seconds, each line stamped with the loom's time.
 func waits(w io.Writer) {
-	l := loom.New(loom.OwnedByCaller())
+	l := loom.New()
 	log := func(s string) { fmt.Fprintf(w, "%.1fs %s\n", l.Time().Seconds(), s) }
 	c := l.StartCoroutine(func(yield func(loom.Instruction) bool) {
 		for _, d := range []time.Duration{time.Second, 2 * time.Second, 3 * time.Second} {
@@ -134,7 +137,7 @@ func waits(w io.Writer) {
 // count it expected; a condition polled from the frame after the yield sees
 // Update's increment of that frame.
 func frames(w io.Writer) {
-	l := loom.New(loom.OwnedByCaller())
+	l := loom.New()
 	i := 1
 	update := func() {
 		fmt.Fprintf(w, "------------------------------ Tick ...... %d\n", i)

@@ -31,7 +31,6 @@ type check struct {
 	shot *screenshot // taken by Draw, on the game goroutine
 
 	mainThread bool // Update ran on the process's main thread
-	offLoop    bool // Update ran off the loom's goroutine
 }
 
 type screenshot struct {
@@ -40,13 +39,10 @@ type screenshot struct {
 }
 
 // onGameGoroutine records where Update runs: on Ebitengine's game
-// goroutine, which owns the loom, and not on the main thread.
+// goroutine, which drives the loom, and not on the main thread.
 func (c *check) onGameGoroutine(l *loom.Loom) {
 	if mainthread.IsMain() {
 		c.mainThread = true
-	}
-	if l.Frame() > 0 && !l.OnLoop() {
-		c.offLoop = true
 	}
 }
 
@@ -70,9 +66,6 @@ func (c *check) report(g *game) error {
 	var errs []error
 	if c.mainThread {
 		errs = append(errs, errors.New("Update ran on the main thread; want Ebitengine's game goroutine"))
-	}
-	if c.offLoop {
-		errs = append(errs, errors.New("Update ran on a goroutine other than the loom's owner"))
 	}
 	if g.frames[sceneLoading] < 1 || g.frames[scenePlaying] < 1 {
 		errs = append(errs, fmt.Errorf("frames per scene %v; want some in loading and playing", g.frames))

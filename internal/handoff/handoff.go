@@ -102,3 +102,7 @@ func (c *Call) Wait(ctx context.Context) (delivered, ran bool) {
 
 // Pending reports whether c has not started and was not given up.
 func (c *Call) Pending() bool { return c.state.Load() == pending }
+
+// Delivered reports whether the runner has delivered the outcome, for a
+// caller that spins before it waits.
+func (c *Call) Delivered() bool { return c.state.Load() == done }
