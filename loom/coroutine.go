@@ -12,7 +12,7 @@ import (
 	"github.com/taskqueue-go/taskqueue/internal/panics"
 )
 
-// ErrStopped is the error of a coroutine ended by Stop, StopCoroutine or
+// ErrStopped is the error of a coroutine ended by Stop or
 // StopAllCoroutines.
 var ErrStopped = errors.New("loom: coroutine stopped")
 

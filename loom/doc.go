@@ -50,12 +50,17 @@
 // A coroutine is a Go iterator function, func(yield func(Instruction) bool),
 // started with [Loom.StartCoroutine] and resumed at most once in a frame's
 // update (the fixed steps and the end phase may resume it besides), on the
-// loom's goroutine, with iter.Pull. Started on that goroutine it runs at
-// once up to its first yield, as Unity's StartCoroutine does; started from
-// another goroutine it is queued and starts in the next frame, because an
-// iter.Pull coroutine must be created and resumed on one goroutine (and on
-// one OS thread, when that goroutine is locked: a mismatch is a fatal error of
-// the runtime, not a panic). What it yields says when it resumes:
+// loop, with iter.Pull. StartCoroutine works from any goroutine and never
+// runs the body on the caller: the coroutine begins, running up to its first
+// yield, in the frame that is running (in its coroutine pass, or right after
+// the coroutine that started it yields) or else in the next frame. An
+// iter.Pull coroutine must be created and resumed on the loop (on a
+// goroutine locked to its OS thread, a mismatch is a fatal error of the
+// runtime, not a panic), and the loom does not ask which goroutine calls, so
+// this is the one place where it differs from Unity, whose StartCoroutine
+// runs the body at once. yield(WaitFor(l.StartCoroutine(inner))), Unity's
+// yield return StartCoroutine(inner()), keeps its timing: inner begins at
+// once, in the same pass. What a coroutine yields says when it resumes:
 //
 //	yield                         resumes
 //	NextFrame(), Instruction{}    in the next frame, never the same one
@@ -97,16 +102,19 @@
 // other coroutine stays where it was.
 //
 // Each frame's coroutine pass runs after the delayed actions. It first
-// applies the stops and starts asked from other goroutines, then resumes the
+// applies the stops and starts asked since the last pass, then resumes the
 // coroutines waiting for the next frame (in yield order), for a frame count,
 // scaled time and real time (each in due order), then those whose polled
 // wait is over (in yield order). Only polled waits cost anything in frames
 // where they do not resume; the others wait in heaps and lists. Yielding
 // allocates nothing, and neither do the fixed steps and the end phase.
 //
-// [Coroutine.Stop] (or [Loom.StopCoroutine], [Loom.StopAllCoroutines], and
-// closing its [Scope] or the loom) ends a coroutine: its yield reports false,
-// the body must then return, and its defers run (Unity skips finally blocks).
+// [Coroutine.Stop] (or [Loom.StopAllCoroutines], closing its [Scope] or the
+// loom, or the end of the context of [Loom.StartCoroutineContext]) ends a
+// coroutine, from any goroutine: it never resumes after the call returns,
+// and on the loop (in the running frame, or the next) its yield reports
+// false, the body must then return, and its defers run (Unity skips finally
+// blocks).
 // A panic in a body, its first part included, ends only that coroutine: it
 // goes to the panic handler with its stack and to [Coroutine.Err], and the
 // coroutines waiting for it resume. [Loom.Coroutines] lists the live
@@ -121,9 +129,15 @@
 //
 // # Scopes and background work
 //
-// A [Scope] groups the actions, timers and coroutines of one owner, such as a
-// game object, and ends them together. [Loom.RunAsync] runs a function off the loop, at
-// most eight at a time by default, on a scheduler.Scheduler.
+// A [Scope] groups the actions, timers, coroutines and tasks of one owner,
+// such as a game object, and ends them together. [Loom.RunAsync], the
+// Loom's background runner, runs a function off the loop, at most eight at a
+// time by default, on a scheduler.Scheduler. For work off the frame that
+// returns a result, submit it to a taskqueue queue: its Future is a
+// Waitable, so a coroutine yields WaitFor(future) and reads future.Result()
+// once it resumes; and a post from a queue's task to the loom runs before a
+// coroutine waiting on that task's handle resumes, since the post happens
+// before the task ends.
 //
 // # Panics
 //
@@ -148,4 +162,14 @@
 // Code that uses a loom is tested with testing/synctest: create the loom in
 // the bubble and call Update from a goroutine of the bubble, after
 // time.Sleep or on a time.Ticker, to move through frames instantly.
+//
+// # Loop calls
+//
+// Update, UpdateDelta, EndFrame and Close are the loop's calls, made by the
+// goroutine that drives the loom, one at a time: a second one while one runs
+// (from inside a frame, or from another goroutine) panics, and Close during a
+// frame closes the loom as the frame ends. On a loop goroutine locked to its
+// OS thread (the main thread, a render thread), they must come from that
+// goroutine every time, since the coroutines it creates can only be resumed
+// there.
 package loom

@@ -8,7 +8,11 @@
 // other goroutines: [Call] runs a function there and waits, [Go] queues one
 // and returns, both from any goroutine. Called from the main thread, Call runs
 // its function at once instead of deadlocking. [IsMain] tells whether the
-// caller is the main goroutine.
+// caller runs on the main thread: it asks the system for the calling OS
+// thread's ID and compares it with the main thread's, since a thread locked
+// to a goroutine runs that goroutine alone (and the coroutines it drives).
+// taskqueue.RunSyncOnMainThread and taskqueue.RunAsyncOnMainThread are Call
+// and Go under the names of the seed this module ports.
 //
 // # The main-thread loom
 //
@@ -25,10 +29,9 @@
 // A panic in a function given to Call reaches the caller, with the stack of
 // the panic, and the main loop goes on. A panic in a function given to Go
 // goes to the main loom's panic handler. Once the main loop has stopped,
-// Call panics and CallContext and Go return [ErrClosed]: no call waits
-// forever. Run serves once per process; a second Run panics. A function run
-// on the main thread must not call runtime.Goexit, which would end the main
-// goroutine.
+// Call and Go return [ErrClosed]: no call waits forever. Run serves once per
+// process; a second Run panics. A function run on the main thread must not
+// call runtime.Goexit, which would end the main goroutine.
 //
 // # A main thread nothing serves
 //
@@ -38,6 +41,14 @@
 // without a word. Instead, once work has waited [NotServedAfter] with no
 // frame run, a warning saying how to serve the main thread goes to
 // log/slog's default logger, once.
+//
+// # In a browser
+//
+// In a js/wasm page every goroutine runs on the page's one thread: IsMain
+// reports true everywhere, Call runs its function at once on the caller, and
+// Go posts to the main loom, which Run drives (it blocks main, which a page
+// allows while the other goroutines run) or which a requestAnimationFrame
+// callback updates each animation frame.
 //
 // # Testing
 //
