@@ -2,9 +2,12 @@ package taskqueue_test
 
 import (
 	"context"
+	"errors"
 	"runtime"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"go.uber.org/goleak"
 
@@ -155,7 +158,7 @@ func TestCoroutineWaitsForATask(t *testing.T) {
 			if !yield(loom.WaitFor(f)) {
 				return
 			}
-			v, err := f.Wait(ctx)
+			v, err := f.Result() // done: Result reports at once
 			done <- result{v, mainthread.IsMain(), err}
 		})
 	})
@@ -166,4 +169,42 @@ func TestCoroutineWaitsForATask(t *testing.T) {
 	if err := work.Close(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestWorkOffTheFrameDroppedByCloseNow: a coroutine waits for a task that
+// CloseNow drops before it starts; the task's Future completes with
+// ErrClosed, the coroutine resumes and reads it, and a goroutine's Await
+// returns. (The loom's own RunOff, which this replaces, never completed.)
+func TestWorkOffTheFrameDroppedByCloseNow(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		l := loom.New()
+		q := taskqueue.NewSerial()
+		started, release := make(chan struct{}), make(chan struct{})
+		q.Go(func() { close(started); <-release })
+		<-started
+		f := taskqueue.RunAsync(ctx, q, func(context.Context) (int, error) { return 1, nil })
+		var got error
+		c := l.StartCoroutine(func(yield func(loom.Instruction) bool) {
+			if yield(loom.WaitFor(f)) {
+				_, got = f.Result()
+			}
+		})
+		l.Update()
+		if n := q.CloseNow(); n != 1 {
+			t.Errorf("CloseNow = %d; want 1", n)
+		}
+		close(release)
+		l.Update()
+		if !c.IsDone() || !errors.Is(got, taskqueue.ErrClosed) {
+			t.Errorf("the waiting coroutine: done %v, read %v; want done, ErrClosed", c.IsDone(), got)
+		}
+		wctx, cancel := context.WithTimeout(ctx, time.Second)
+		defer cancel()
+		if err := loom.Await(wctx, f); !errors.Is(err, taskqueue.ErrClosed) {
+			t.Errorf("Await = %v; want ErrClosed", err)
+		}
+		q.Close()
+		l.Close()
+	})
 }
