@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"slices"
 	"sync"
 	"sync/atomic"
 )
@@ -89,11 +90,16 @@ func (s *Scheduler) fillLocked() *batch {
 }
 
 // take takes the next queued item of b, for the worker without the lock or
-// for a take under it, or returns false if none is left.
+// for a take under it, or returns false if none is left. The take is the
+// swap of a slot's state, tried in order from next: a slot is taken only
+// once every slot before it was seen taken or removed, which no slot ever
+// leaves, so the items of a batch start in order even when several workers
+// share it, and no removal finds an item queued behind one that started.
 func (b *batch) take() (Task, bool) {
-	for i := b.next.Load(); int(i) < b.n; i = b.next.Load() {
-		b.next.CompareAndSwap(i, i+1)
+	for i := b.next.Load(); int(i) < b.n; i++ {
 		if b.state[i].CompareAndSwap(slotQueued, slotTaken) {
+			for j := b.next.Load(); j <= i && !b.next.CompareAndSwap(j, i+1); j = b.next.Load() {
+			}
 			b.left.Add(-1)
 			return b.items[i], true
 		}
@@ -117,14 +123,20 @@ func (b *batch) remove(id ID) bool {
 }
 
 // drain removes every queued item of b and returns them, in order. The
-// Scheduler's mutex must be held.
+// Scheduler's mutex must be held. It goes from the last slot to the first,
+// against the workers, which take from the first: had it gone the other way,
+// a worker could take a slot behind the ones it had removed, and an item
+// would start while those queued before it were dropped. This way what the
+// workers take is a run at the front and what drain removes the rest.
 func (b *batch) drain(ts []Task) []Task {
-	for i := range b.n {
+	start := len(ts)
+	for i := b.n - 1; i >= 0; i-- {
 		if b.state[i].CompareAndSwap(slotQueued, slotRemoved) {
 			b.left.Add(-1)
 			ts = append(ts, b.items[i])
 		}
 	}
+	slices.Reverse(ts[start:])
 	return ts
 }
 
@@ -175,8 +187,16 @@ func (s *Scheduler) runBatchLocked(rec *slotRec) (ran int32) {
 			s.mu.Unlock()
 		}
 	}()
-	for !s.halted.Load() && !s.cut.Load() {
+	for {
+		// Suspend and SetLimit set halted or cut, then wait for taking to
+		// be zero: a take either sees the flag or ends before they return.
+		s.taking.Add(1)
+		if s.halted.Load() || s.cut.Load() {
+			s.taking.Add(-1)
+			break
+		}
 		t, ok := b.take()
+		s.taking.Add(-1)
 		if !ok {
 			break
 		}

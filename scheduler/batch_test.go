@@ -1,6 +1,7 @@
 package scheduler_test
 
 import (
+	"math/rand/v2"
 	"runtime"
 	"slices"
 	"sync"
@@ -171,4 +172,108 @@ func TestBatchPanicAndGoexit(t *testing.T) {
 			t.Errorf("%d slots held once idle", s.Active())
 		}
 	})
+}
+
+// TestRemovalsAgainstBatchWorkers: while workers take items off a batch
+// without the lock, submitters cancel items with TryDequeue and one of them
+// drops the rest with Close and DequeueAll. Each submitter's items must keep
+// their order: none of them starts while one queued before it is dropped.
+// A drain that removed from the front, or a take that claimed its place
+// before the item, let a worker start an item behind ones DequeueAll
+// dropped.
+func TestRemovalsAgainstBatchWorkers(t *testing.T) {
+	rounds := 2000
+	if testing.Short() || raceEnabled {
+		rounds = 300
+	}
+	for _, limit := range []int{1, 3} {
+		for round := range rounds {
+			removalsRound(t, limit, round)
+		}
+	}
+}
+
+func removalsRound(t *testing.T, limit, round int) {
+	const subs, per = 3, 12
+	s := scheduler.New(limit)
+	var ran [subs * per]atomic.Bool
+	var removed [subs * per]bool // by TryDequeue, or refused after Close
+	var wg sync.WaitGroup
+	for sub := range subs {
+		wg.Go(func() {
+			r := rand.New(rand.NewPCG(uint64(round), uint64(sub)))
+			for i := range per {
+				k := sub*per + i
+				spin := r.IntN(3) * 100
+				id, err := s.Enqueue(scheduler.Func(func() {
+					ran[k].Store(true)
+					for range spin {
+						runtime.Gosched()
+					}
+				}))
+				switch {
+				case err != nil:
+					removed[k] = true
+				case r.IntN(4) == 0:
+					removed[k] = s.TryDequeue(id)
+				}
+				if sub == 0 && i == per/2 {
+					s.Close()
+					s.DequeueAll()
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if err := s.Wait(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	for sub := range subs {
+		dropped := -1 // the first item of sub that DequeueAll dropped
+		for i := range per {
+			k := sub*per + i
+			switch {
+			case ran[k].Load() && dropped >= 0:
+				t.Fatalf("limit %d, round %d: item %d of submitter %d ran, and item %d, queued before it, was dropped",
+					limit, round, i, sub, dropped)
+			case !ran[k].Load() && !removed[k] && dropped < 0:
+				dropped = i
+			}
+		}
+	}
+}
+
+// TestSuspendStopsBatchWorkers: once Suspend returns, no worker takes
+// another item off a batch, not even one that looked at the flag just before
+// Suspend set it: the pending count read when Suspend returns holds until
+// Resume, once the items running then have ended.
+func TestSuspendStopsBatchWorkers(t *testing.T) {
+	rounds := 2000
+	if testing.Short() || raceEnabled {
+		rounds = 200
+	}
+	for _, limit := range []int{1, 3} {
+		for round := range rounds {
+			s := scheduler.New(limit)
+			for range 200 {
+				s.Enqueue(scheduler.Func(func() {}))
+			}
+			for range round % 50 {
+				runtime.Gosched()
+			}
+			s.Suspend()
+			pending := s.Stats().Pending
+			for s.Stats().Running != 0 {
+				runtime.Gosched()
+			}
+			if st := s.Stats(); st.Pending != pending {
+				t.Fatalf("limit %d, round %d: %d items pending when Suspend returned, %d once those running ended",
+					limit, round, pending, st.Pending)
+			}
+			s.Resume()
+			if err := s.Wait(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 }

@@ -1,6 +1,9 @@
 package scheduler
 
-import "fmt"
+import (
+	"fmt"
+	"runtime"
+)
 
 // Suspend stops s, and its subtree, from starting items until Resume: the
 // items running go on to their end, and items are still accepted and queued.
@@ -13,6 +16,15 @@ func (s *Scheduler) Suspend() {
 	s.suspends++
 	s.halted.Store(true)
 	s.mu.Unlock()
+	s.waitTakes()
+}
+
+// waitTakes waits for the takes of batch workers that began before halted or
+// cut was set: they are a few atomic operations each.
+func (s *Scheduler) waitTakes() {
+	for s.taking.Load() != 0 {
+		runtime.Gosched()
+	}
 }
 
 // Resume undoes a Suspend. Resume panics if s is not suspended.
@@ -38,7 +50,11 @@ func (s *Scheduler) SetLimit(n int) {
 	}
 	s.mu.Lock()
 	s.limit = int32(min(n, maxLimit))
-	s.cut.Store(s.active > s.limit)
+	cut := s.active > s.limit
+	s.cut.Store(cut)
 	s.spawnLocked()
 	s.mu.Unlock()
+	if cut {
+		s.waitTakes()
+	}
 }
