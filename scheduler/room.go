@@ -17,12 +17,12 @@ import (
 type room struct {
 	sem    *semaphore.Weighted
 	closed context.Context // canceled, with cause ErrClosed, by Close
-	close  context.CancelCauseFunc
+	cancel context.CancelCauseFunc
 }
 
 func newRoom(n int) *room {
 	r := &room{sem: semaphore.NewWeighted(int64(n))}
-	r.closed, r.close = context.WithCancelCause(context.Background())
+	r.closed, r.cancel = context.WithCancelCause(context.Background())
 	return r
 }
 
@@ -39,6 +39,14 @@ func (r *room) wait(ctx context.Context) error {
 		return err
 	}
 	return nil
+}
+
+// close wakes the callers waiting for room, and refuses those to come, with
+// ErrClosed. A nil room has none.
+func (r *room) close() {
+	if r != nil {
+		r.cancel(ErrClosed)
+	}
 }
 
 // release gives back n permits. A nil room, that of an unbounded Scheduler,

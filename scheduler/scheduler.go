@@ -45,6 +45,11 @@ type Scheduler struct {
 	closed atomic.Bool // set by Close, under mu; read without it by s's subtree
 	halted atomic.Bool // s is suspended; read without mu by s's subtree and batches
 	cut    atomic.Bool // more slots are held than the limit: read without mu by batches
+	// taking counts the workers of a batch between their look at halted and
+	// cut and the end of their take (see runBatchLocked): Suspend and
+	// SetLimit wait for it to drop to zero, so that no take they did not
+	// stop ends after they return.
+	taking atomic.Int32
 
 	mu sync.Mutex // guards the fields below
 	// Every decision to start or stop a slot is taken under mu together with
@@ -218,6 +223,23 @@ func (s *Scheduler) TryDequeue(id ID) bool {
 // work of s's children, which is theirs: their turns stay queued.
 func (s *Scheduler) DequeueAll() []Task {
 	s.mu.Lock()
+	return s.dequeueAllLocked()
+}
+
+// CloseNow is Close and DequeueAll at once: no item starts, and none is
+// queued, between the two, so every item queued before CloseNow either
+// started before it or is among those it returns, and every item after it
+// is refused.
+func (s *Scheduler) CloseNow() []Task {
+	s.mu.Lock()
+	s.closed.Store(true)
+	ts := s.dequeueAllLocked()
+	s.room.close()
+	return ts
+}
+
+// dequeueAllLocked is DequeueAll, called with s.mu held, which it unlocks.
+func (s *Scheduler) dequeueAllLocked() []Task {
 	var ts []Task
 	if s.b != nil {
 		ts = s.b.drain(ts)
@@ -251,9 +273,7 @@ func (s *Scheduler) Close() {
 	s.mu.Lock()
 	s.closed.Store(true)
 	s.mu.Unlock()
-	if s.room != nil {
-		s.room.close(ErrClosed)
-	}
+	s.room.close()
 }
 
 // Closed reports whether s is closed: Close was called on s or on one of the

@@ -182,6 +182,7 @@ func TestCloseNowStopsGroupMembers(t *testing.T) {
 			if !errors.Is(err, taskqueue.ErrClosed) {
 				t.Errorf("limit %d: Wait = %v; want ErrClosed among the errors", limit, err)
 			}
+			synctest.Wait() // Stats add up once q is idle: the runners end after their members
 			if st := q.Stats(); st.Canceled != 10 || st.Completed != uint64(limit) {
 				t.Errorf("limit %d: Stats = %+v; want 10 canceled, %d completed", limit, st, limit)
 			}

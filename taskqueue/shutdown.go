@@ -2,6 +2,8 @@ package taskqueue
 
 import (
 	"context"
+
+	"github.com/taskqueue-go/taskqueue/scheduler"
 )
 
 // Close is shorthand for Shutdown(context.Background()): it stops q from
@@ -51,11 +53,14 @@ func (q *Queue) cancelPending(err error, close bool) int {
 		q.closedNow.Store(true)
 	}
 	n := q.cancelDelayedAll(err, close)
+	var queued []scheduler.Task
 	if close {
-		q.s.Close()
+		queued = q.s.CloseNow()
+	} else {
+		queued = q.s.DequeueAll()
 	}
 	dropped := 0
-	for _, t := range q.s.DequeueAll() {
+	for _, t := range queued {
 		switch t := t.(type) {
 		case runner:
 			t.handle().finish(err)
