@@ -49,6 +49,22 @@ func BenchmarkLoomFrame(b *testing.B) {
 				}
 			}
 		})
+		b.Run(fmt.Sprintf("pending=%d/impl=valueheap", pending), func(b *testing.B) {
+			r := rand.New(rand.NewPCG(1, 1))
+			var h valueHeap
+			for i := range pending {
+				h.push(r.Int64N(int64(spread)), int32(i))
+			}
+			var now int64
+			b.ReportAllocs()
+			for b.Loop() {
+				now += int64(time.Millisecond)
+				for len(h) > 0 && h[0].due <= now {
+					e := h.pop()
+					h.push(e.due+int64(spread), e.id) // the action re-arms
+				}
+			}
+		})
 		if pending > 10_000 && testing.Short() {
 			continue
 		}
@@ -84,6 +100,52 @@ func BenchmarkLoomFrame(b *testing.B) {
 			}
 		})
 	}
+}
+
+// valueHeap is the floor of a heap of delayed actions: a binary heap of
+// values (a due time and the action's index), no pointer to follow.
+type valueHeap []valueEntry
+
+type valueEntry struct {
+	due int64
+	id  int32
+}
+
+func (h *valueHeap) push(due int64, id int32) {
+	*h = append(*h, valueEntry{due, id})
+	s := *h
+	for i := len(s) - 1; i > 0; {
+		p := (i - 1) / 2
+		if s[p].due <= s[i].due {
+			break
+		}
+		s[p], s[i] = s[i], s[p]
+		i = p
+	}
+}
+
+func (h *valueHeap) pop() valueEntry {
+	s := *h
+	top := s[0]
+	n := len(s) - 1
+	s[0] = s[n]
+	s = s[:n]
+	for i := 0; ; {
+		c := 2*i + 1
+		if c >= n {
+			break
+		}
+		if c+1 < n && s[c+1].due < s[c].due {
+			c++
+		}
+		if s[i].due <= s[c].due {
+			break
+		}
+		s[i], s[c] = s[c], s[i]
+		i = c
+	}
+	*h = s
+	return top
 }
 
 type item struct {
@@ -165,6 +227,73 @@ func BenchmarkCoroutineStep(b *testing.B) {
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/step")
 		for _, p := range pairs {
 			close(p.resume)
+		}
+	})
+}
+
+// BenchmarkCoroutineTimedWaits measures a frame with 100,000 coroutines
+// parked on timed waits, of which about 1,000 are due each frame (the clock
+// moves 1ms a frame; each waits 1 to 100ms, then 100ms again and again),
+// against its floor: as many bare iter.Pull coroutines, parked in a perfect
+// timing wheel (a bucket per frame), the same ones resumed in the same order
+// each frame. What the loom adds to a resume is its bookkeeping.
+func BenchmarkCoroutineTimedWaits(b *testing.B) {
+	const n, spread = 100_000, 100
+	firsts := make([]int, n)
+	r := rand.New(rand.NewPCG(2, 2))
+	for i := range firsts {
+		firsts[i] = r.IntN(spread) + 1
+	}
+	b.Run("impl=loom", func(b *testing.B) {
+		l := loom.New(loom.ManualClock())
+		for _, first := range firsts {
+			l.StartCoroutine(func(yield func(loom.Instruction) bool) {
+				if !yield(loom.WaitForSeconds(time.Duration(first) * time.Millisecond)) {
+					return
+				}
+				for yield(loom.WaitForSeconds(spread * time.Millisecond)) {
+				}
+			})
+		}
+		l.UpdateDelta(0) // the coroutines begin and park
+		b.ReportAllocs()
+		for b.Loop() {
+			l.UpdateDelta(time.Millisecond)
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n/spread), "ns/resume")
+		l.Close()
+	})
+	b.Run("impl=floor", func(b *testing.B) {
+		nexts := make([]func() (int, bool), n)
+		stops := make([]func(), n)
+		var wheel [spread + 1][]int32
+		for i, first := range firsts {
+			nexts[i], stops[i] = iter.Pull(func(yield func(int) bool) {
+				if !yield(first) {
+					return
+				}
+				for yield(spread) {
+				}
+			})
+			wait, _ := nexts[i]()
+			wheel[wait%len(wheel)] = append(wheel[wait%len(wheel)], int32(i))
+		}
+		frame := 0
+		b.ReportAllocs()
+		for b.Loop() {
+			frame++
+			slot := frame % len(wheel)
+			due := wheel[slot]
+			for _, i := range due {
+				wait, _ := nexts[i]()
+				at := (frame + wait) % len(wheel)
+				wheel[at] = append(wheel[at], i)
+			}
+			wheel[slot] = due[:0] // a wait is 1 to spread frames: nothing re-arms in slot
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n/spread), "ns/resume")
+		for _, stop := range stops {
+			stop()
 		}
 	})
 }
