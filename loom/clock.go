@@ -13,15 +13,6 @@ func (l *Loom) nowLocked() int64 {
 	return int64(time.Since(l.epoch))
 }
 
-// Now returns the current instant on l's clock: the real time, or, for a
-// loom made with ManualClock, the time of the latest frame (the time at New
-// plus the deltas so far). Delays count from it.
-func (l *Loom) Now() time.Time {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.epoch.Add(time.Duration(l.nowLocked()))
-}
-
 // Frame returns the number of frames run so far; during a frame, that frame's
 // number, counting from 1.
 func (l *Loom) Frame() int64 { return l.frame.Load() }

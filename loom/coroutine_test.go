@@ -163,7 +163,7 @@ func TestStartBeginsOnTheLoop(t *testing.T) {
 			tr.add("between frames: resumed")
 		})
 		tr.expect(t) // nothing runs on the caller
-		if infos := l.Coroutines(); len(infos) != 1 || infos[0].State != loom.CoroutineQueued {
+		if infos := l.Coroutines(); len(infos) != 1 || infos[0].State != "queued" {
 			t.Errorf("Coroutines() = %+v; want one queued", infos)
 		}
 		started := make(chan *loom.Coroutine)
@@ -509,13 +509,13 @@ func TestCoroutinesSnapshot(t *testing.T) {
 	l.UpdateDelta(time.Millisecond)
 	infos := l.Coroutines()
 	want := []loom.CoroutineInfo{
-		{ID: a.ID(), State: loom.CoroutineWaiting, Wait: loom.WaitForSeconds(time.Second), Started: 1},
-		{ID: b.ID(), State: loom.CoroutineWaiting, Wait: loom.WaitFor(a), Scoped: true, Started: 1},
+		{ID: a.ID(), State: "waiting", Wait: loom.WaitForSeconds(time.Second), Started: 1},
+		{ID: b.ID(), State: "waiting", Wait: loom.WaitFor(a), Scoped: true, Started: 1},
 	}
 	if !slices.Equal(infos, want) {
 		t.Errorf("Coroutines() = %+v; want %+v", infos, want)
 	}
-	if len(inside) != 2 || inside[1].State != loom.CoroutineRunning {
+	if len(inside) != 2 || inside[1].State != "running" {
 		t.Errorf("Coroutines() from inside b = %+v; want b running", inside)
 	}
 	if got := fmt.Sprint(infos[0].Wait, " ", infos[1].Wait, " ", infos[1].State); got != fmt.Sprintf("WaitForSeconds(1s) WaitFor(coroutine %d) waiting", a.ID()) {

@@ -93,8 +93,9 @@
 //	WaitForEndOfFrame()           in the end phase of the yield's frame (of
 //	                              the next frame, if yielded in an end phase)
 //
-// After a WaitAll or WaitAny, FirstErr and FirstDone tell which member failed
-// or ended first. A wait bounded by a duration is a WaitAny with a
+// After a WaitAny, FirstDone tells which member ended first; after a
+// WaitAll, Await returns at once with the first member's error, in the
+// order given. A wait bounded by a duration is a WaitAny with a
 // Loom.Delay (scaled time) or Loom.DelayRealtime; Await is WaitAll for a
 // goroutine, bounded by a context. A panic in any function a wait calls (a
 // predicate, KeepWaiting, a Waitable's Done) ends only the coroutine that

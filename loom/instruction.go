@@ -126,8 +126,9 @@ func WaitCustom(w KeepWaiter) Instruction {
 // which every one of ws is done (their Done channels are closed): a frame in
 // all, however many there are, not a frame for each, as a loop of WaitFor
 // would take. It costs one allocation when it is made, none when yielded,
-// and a look at each member once over the whole wait. FirstErr then tells
-// which member failed first in the order given.
+// and a look at each member once over the whole wait. Await(ctx, ws...)
+// then returns at once with the error of the first member, in the order
+// given, that failed.
 func WaitAll(ws ...Waitable) Instruction {
 	return Instruction{kind: waitAll, ref: newMulti("WaitAll", ws)}
 }
@@ -155,12 +156,11 @@ func FirstDone(ws ...Waitable) int {
 	return -1
 }
 
-// FirstErr returns the error of the first of ws, in the order given, that is
+// firstErr returns the error of the first of ws, in the order given, that is
 // done with an error, or nil. A member reports its error through an Err
 // method, as a *Coroutine and a taskqueue.Handle do; members without one
 // count as succeeded. It does not block.
-func FirstErr(ws ...Waitable) error {
-	mustWaitables("FirstErr", ws)
+func firstErr(ws ...Waitable) error {
 	for _, w := range ws {
 		e, ok := w.(interface{ Err() error })
 		if !ok {
@@ -267,7 +267,8 @@ func (in Instruction) String() string {
 }
 
 // Await blocks until every one of ws is done, or until ctx is done, and
-// returns FirstErr(ws...) or ctx.Err(). It is the goroutine side of WaitAll,
+// returns the error of the first of ws, in the order given, that failed, or
+// ctx.Err(). It is the goroutine side of WaitAll,
 // for code off the loom's goroutine that waits on a mix of coroutines, loom
 // tasks and queue handles; the loom's own goroutine must not block on its
 // coroutines, which only its frames move.
@@ -280,7 +281,7 @@ func Await(ctx context.Context, ws ...Waitable) error {
 			return ctx.Err()
 		}
 	}
-	return FirstErr(ws...)
+	return firstErr(ws...)
 }
 
 // Delay returns a Timer, a Waitable, that is done d from now on l's scaled

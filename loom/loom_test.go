@@ -109,8 +109,7 @@ func TestDelayedNeverEarly(t *testing.T) {
 		l := loom.New()
 		var r recorder
 		l.PostAfter(time.Second, r.note("due"))
-		at := time.Now().Add(3 * time.Second)
-		l.PostAt(at, r.note("at"))
+		l.PostAfter(3*time.Second, r.note("at"))
 		time.Sleep(time.Second - time.Nanosecond)
 		l.Update()
 		r.expect(t, "1ns early")
@@ -397,15 +396,15 @@ func TestScope(t *testing.T) {
 		s := l.NewScope()
 		s.Post(r.note("scoped action"))
 		s.PostAfter(time.Second, r.note("scoped timer"))
-		at := s.PostAt(time.Now().Add(time.Minute), r.note("scoped at"))
+		at := s.PostAfter(time.Minute, r.note("scoped at"))
 		l.Post(r.note("loom action"))
 		l.PostAfter(time.Second, r.note("loom timer"))
 		l.Update()
 		r.expect(t, "frame 1", "scoped action", "loom action")
 		s.Post(r.note("dropped by Close"))
 		s.Close()
-		if !s.Closed() || at.Err() != loom.ErrClosed {
-			t.Errorf("Closed() = %v, Err() = %v; want true, ErrClosed", s.Closed(), at.Err())
+		if at.Err() != loom.ErrClosed {
+			t.Errorf("Err() = %v; want ErrClosed", at.Err())
 		}
 		if err := s.Post(func() {}); err != loom.ErrClosed {
 			t.Errorf("Post on a closed scope = %v; want ErrClosed", err)
@@ -546,10 +545,8 @@ func TestOptionPanics(t *testing.T) {
 		{func() { loom.WithBackgroundLimit(0) }, "loom: WithBackgroundLimit(0): limit must be positive"},
 		{func() { l.Post(nil) }, "loom: Post(nil)"},
 		{func() { l.PostAfter(0, nil) }, "loom: PostAfter with a nil function"},
-		{func() { l.PostAt(time.Now(), nil) }, "loom: PostAt with a nil function"},
 		{func() { l.PostAfterScaled(0, nil) }, "loom: PostAfterScaled with a nil function"},
 		{func() { l.NewScope().PostAfterScaled(0, nil) }, "loom: PostAfterScaled with a nil function"},
-		{func() { l.PostAt(time.Time{}, func() {}) }, "loom: PostAt with the zero time"},
 		{func() { l.RunAsync(nil) }, "loom: RunAsync(nil)"},
 	} {
 		if got := panicMessage(c.f); got != c.want {

@@ -9,17 +9,17 @@ import (
 // (posted actions, delayed actions, the coroutine pass), and the end of the
 // frame, after the loop has rendered. This file holds the first and the last.
 
-// MaxFixedDelta is the most time one frame feeds to the fixed steps (Unity's
-// maximum allowed timestep): after a long stall, a frame runs at most about
-// MaxFixedDelta/dt steps and the rest of the stall is dropped, so that a slow
-// frame cannot make the next one slower still.
-const MaxFixedDelta = time.Second / 3
+// maxFixedDelta is the most time one frame feeds to the fixed steps (Unity's
+// maximum allowed timestep), as WithFixedStep documents.
+const maxFixedDelta = time.Second / 3
 
 // WithFixedStep gives the loom fixed steps of dt scaled time (Unity's
 // FixedUpdate, for physics): each frame, before its posted actions, the loom
-// adds the frame's DeltaTime, at most MaxFixedDelta, to an accumulator, and
-// runs one step for each whole dt in it, carrying the remainder to the next
-// frame. A step calls step(dt), if step is not nil, then resumes the
+// adds the frame's DeltaTime to an accumulator, and runs one step for each
+// whole dt in it, carrying the remainder to the next frame. A frame feeds at
+// most a third of a second to the steps (Unity's maximum allowed timestep):
+// after a long stall the rest is dropped, so that a slow frame cannot make
+// the next one slower still. A step calls step(dt), if step is not nil, then resumes the
 // coroutines waiting with WaitForFixedUpdate. A frame may thus run no step or
 // several; a time scale of 0 runs none. WithFixedStep(0, nil) removes the
 // steps. It panics if dt is negative, or zero with a step function.
@@ -88,7 +88,7 @@ func (l *Loom) fixedSteps(cfg *config) int {
 		co.fixed.giveBack(waiting)
 		return 0
 	}
-	l.fixedAcc += min(int64(l.DeltaTime()), int64(MaxFixedDelta))
+	l.fixedAcc += min(int64(l.DeltaTime()), int64(maxFixedDelta))
 	n := 0
 	for ; l.fixedAcc >= dt; n++ {
 		l.fixedAcc -= dt

@@ -14,7 +14,7 @@ import (
 
 // TestFixedStepsFollowScaledTime checks how many fixed steps each frame runs:
 // one per whole step of scaled time, the remainder carried over, none while
-// the time scale is 0, and at most MaxFixedDelta's worth after a stall.
+// the time scale is 0, and at most a third of a second's worth after a stall.
 func TestFixedStepsFollowScaledTime(t *testing.T) {
 	const dt = 20 * time.Millisecond
 	var steps []time.Duration
@@ -410,7 +410,7 @@ func TestPhasesModel(t *testing.T) {
 			}
 			before := steps
 			l.UpdateDelta(delta)
-			acc += min(int64(float64(delta)*scale), int64(loom.MaxFixedDelta))
+			acc += min(int64(float64(delta)*scale), int64(time.Second/3))
 			want := int(acc / int64(dt))
 			acc %= int64(dt)
 			if got := steps - before; got != want || l.LastFrame().FixedSteps != want {

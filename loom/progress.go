@@ -16,19 +16,20 @@ import (
 // a bar from p.Fraction() each frame.
 //
 // The zero Progress has no total and is ready to use. A Progress must not be
-// copied after first use. Counts and totals range from 0 to MaxProgress.
+// copied after first use. Counts and totals range from 0 to 1<<31 - 1,
+// the largest int on every platform.
 type Progress struct {
 	// v holds done in its high 32 bits and, in its low 32 bits, total+1, or
 	// 0 while no total is set.
 	v atomic.Uint64
 }
 
-// MaxProgress is the largest count and the largest total of a Progress, the
+// maxProgress is the largest count and the largest total of a Progress, the
 // largest int on every platform.
-const MaxProgress = 1<<31 - 1
+const maxProgress = 1<<31 - 1
 
 // SetTotal sets the amount of work, keeping the count done. It panics if n
-// is negative or above MaxProgress.
+// is negative or above 1<<31 - 1.
 func (p *Progress) SetTotal(n int) {
 	checkProgress("SetTotal", n)
 	for {
@@ -40,7 +41,7 @@ func (p *Progress) SetTotal(n int) {
 }
 
 // Set sets the count done and the total at once. It panics if either is
-// negative or above MaxProgress.
+// negative or above 1<<31 - 1.
 func (p *Progress) Set(done, total int) {
 	checkProgress("Set", done)
 	checkProgress("Set", total)
@@ -48,14 +49,14 @@ func (p *Progress) Set(done, total int) {
 }
 
 // Add adds n units to the count done. It panics if n is negative or if the
-// count would pass MaxProgress, leaving p as it was.
+// count would pass 1<<31 - 1, leaving p as it was.
 func (p *Progress) Add(n int) {
 	checkProgress("Add", n)
 	for {
 		old := p.v.Load()
 		done := old>>32 + uint64(n)
-		if done > MaxProgress {
-			panic(fmt.Sprintf("loom: Progress.Add(%d): the count would pass MaxProgress", n))
+		if done > maxProgress {
+			panic(fmt.Sprintf("loom: Progress.Add(%d): the count would pass 1<<31 - 1", n))
 		}
 		if p.v.CompareAndSwap(old, done<<32|old&(1<<32-1)) {
 			return
@@ -95,7 +96,7 @@ func (p *Progress) Finished() bool {
 
 // checkProgress panics if n is not a valid count for the method named call.
 func checkProgress(call string, n int) {
-	if n < 0 || n > MaxProgress {
-		panic(fmt.Sprintf("loom: Progress.%s(%d): out of range [0, MaxProgress]", call, n))
+	if n < 0 || n > maxProgress {
+		panic(fmt.Sprintf("loom: Progress.%s(%d): out of range [0, 1<<31 - 1]", call, n))
 	}
 }

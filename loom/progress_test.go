@@ -11,6 +11,9 @@ import (
 
 // TestProgressValues checks Load, Fraction and Finished through a life: no
 // total, a total, counts up to it and past it, a total of 0, Set.
+// maxProgress is the largest count the docs of Progress promise.
+const maxProgress = 1<<31 - 1
+
 func TestProgressValues(t *testing.T) {
 	var p loom.Progress
 	check := func(when string, done, total int, fraction float64, finished bool) {
@@ -34,29 +37,29 @@ func TestProgressValues(t *testing.T) {
 	check("13 of 26: SetTotal keeps the count", 13, 26, 0.5, false)
 	p.Set(0, 0)
 	check("0 of 0", 0, 0, 1, true)
-	p.Set(loom.MaxProgress, loom.MaxProgress)
-	check("the largest", loom.MaxProgress, loom.MaxProgress, 1, true)
+	p.Set(maxProgress, maxProgress)
+	check("the largest", maxProgress, maxProgress, 1, true)
 }
 
 // TestProgressMisuse checks that out-of-range counts panic with a message
 // naming the call and the value, and leave the Progress as it was.
 func TestProgressMisuse(t *testing.T) {
 	var p loom.Progress
-	p.Set(loom.MaxProgress-1, 5)
+	p.Set(maxProgress-1, 5)
 	for _, c := range []struct {
 		f    func()
 		want string
 	}{
-		{func() { p.Add(-1) }, "loom: Progress.Add(-1): out of range [0, MaxProgress]"},
-		{func() { p.Add(2) }, "loom: Progress.Add(2): the count would pass MaxProgress"},
-		{func() { p.SetTotal(-2) }, "loom: Progress.SetTotal(-2): out of range [0, MaxProgress]"},
-		{func() { p.Set(-3, 1) }, "loom: Progress.Set(-3): out of range [0, MaxProgress]"},
+		{func() { p.Add(-1) }, "loom: Progress.Add(-1): out of range [0, 1<<31 - 1]"},
+		{func() { p.Add(2) }, "loom: Progress.Add(2): the count would pass 1<<31 - 1"},
+		{func() { p.SetTotal(-2) }, "loom: Progress.SetTotal(-2): out of range [0, 1<<31 - 1]"},
+		{func() { p.Set(-3, 1) }, "loom: Progress.Set(-3): out of range [0, 1<<31 - 1]"},
 	} {
 		if got := panicMessage(c.f); got != c.want {
 			t.Errorf("panicked with %q; want %q", got, c.want)
 		}
 	}
-	if d, tot := p.Load(); d != loom.MaxProgress-1 || tot != 5 {
+	if d, tot := p.Load(); d != maxProgress-1 || tot != 5 {
 		t.Errorf("after the panics: Load %d, %d; want them unchanged", d, tot)
 	}
 }
@@ -164,7 +167,7 @@ func TestProgressAwaitedByACoroutine(t *testing.T) {
 func BenchmarkProgress(b *testing.B) {
 	b.Run("op=Add", func(b *testing.B) {
 		var p loom.Progress
-		p.SetTotal(loom.MaxProgress)
+		p.SetTotal(maxProgress)
 		b.ReportAllocs()
 		b.RunParallel(func(pb *testing.PB) {
 			for pb.Next() {

@@ -36,20 +36,12 @@ func (s *Scope) Post(f func()) error {
 
 // PostAfter is Loom.PostAfter for a timer of s.
 func (s *Scope) PostAfter(d time.Duration, f func()) *Timer {
-	return s.l.postAt(s, "PostAfter", d, time.Time{}, false, f)
+	return s.l.postAfter(s, "PostAfter", d, false, f)
 }
 
 // PostAfterScaled is Loom.PostAfterScaled for a timer of s.
 func (s *Scope) PostAfterScaled(d time.Duration, f func()) *Timer {
-	return s.l.postAt(s, "PostAfterScaled", d, time.Time{}, true, f)
-}
-
-// PostAt is Loom.PostAt for a timer of s.
-func (s *Scope) PostAt(at time.Time, f func()) *Timer {
-	if at.IsZero() {
-		panic("loom: PostAt with the zero time")
-	}
-	return s.l.postAt(s, "PostAt", 0, at, false, f)
+	return s.l.postAfter(s, "PostAfterScaled", d, true, f)
 }
 
 // StartCoroutine is Loom.StartCoroutine for a coroutine of s, which Close
@@ -86,6 +78,3 @@ func (s *Scope) stopCoroutines() {
 	}
 	clear(s.coroutines)
 }
-
-// Closed reports whether s is closed.
-func (s *Scope) Closed() bool { return s.closed.Load() }

@@ -5,36 +5,15 @@ import (
 	"slices"
 )
 
-// CoroutineState is the state of a coroutine in a CoroutineInfo.
-type CoroutineState int
-
-const (
-	// CoroutineQueued is a coroutine started that has not begun (see
-	// Loom.StartCoroutine).
-	CoroutineQueued CoroutineState = iota
-	// CoroutineRunning is the coroutine whose body runs now (the caller of
-	// Coroutines, or one that started it).
-	CoroutineRunning
-	// CoroutineWaiting is a coroutine waiting on an Instruction.
-	CoroutineWaiting
-)
-
-// String returns "queued", "running" or "waiting".
-func (s CoroutineState) String() string {
-	switch s {
-	case CoroutineQueued:
-		return "queued"
-	case CoroutineRunning:
-		return "running"
-	}
-	return "waiting"
-}
-
 // CoroutineInfo describes a live coroutine, for hunting coroutines that
 // never end.
 type CoroutineInfo struct {
-	ID      uint64
-	State   CoroutineState
+	ID uint64
+	// State is "queued" for a coroutine started that has not begun (see
+	// Loom.StartCoroutine), "running" for the one whose body runs now (the
+	// caller of Coroutines, or one that started it), and "waiting" for one
+	// waiting on an Instruction.
+	State   string
 	Wait    Instruction // what a waiting coroutine waits for
 	Started int64       // the frame in which it started; 0 if queued
 	Scoped  bool        // it was started through a Scope
@@ -54,13 +33,13 @@ func (l *Loom) Coroutines() []CoroutineInfo {
 	infos := make([]CoroutineInfo, 0, len(l.co.live)+len(queued))
 	for _, c := range queued {
 		if !c.isDone() {
-			infos = append(infos, CoroutineInfo{ID: c.id, State: CoroutineQueued, Scoped: c.scope != nil})
+			infos = append(infos, CoroutineInfo{ID: c.id, State: "queued", Scoped: c.scope != nil})
 		}
 	}
 	for _, c := range l.co.live {
-		info := CoroutineInfo{ID: c.id, State: CoroutineWaiting, Wait: c.wait, Started: c.frame, Scoped: c.scope != nil}
+		info := CoroutineInfo{ID: c.id, State: "waiting", Wait: c.wait, Started: c.frame, Scoped: c.scope != nil}
 		if c.running {
-			info.State, info.Wait = CoroutineRunning, Instruction{}
+			info.State, info.Wait = "running", Instruction{}
 		}
 		infos = append(infos, info)
 	}

@@ -85,9 +85,6 @@ func (t *Task[T]) IsDone() bool { return t.c.IsDone() }
 // Stop stops t as Coroutine.Stop does; Err then reports ErrStopped.
 func (t *Task[T]) Stop() bool { return t.c.Stop() }
 
-// ID returns the ID of t's coroutine.
-func (t *Task[T]) ID() uint64 { return t.c.ID() }
-
 // coroutine makes WaitFor(t) wait as for the coroutine itself.
 func (t *Task[T]) coroutine() *Coroutine {
 	if t == nil {

@@ -6,7 +6,7 @@ import (
 	"github.com/taskqueue-go/taskqueue/internal/delayheap"
 )
 
-// A Timer is a delayed action, made by PostAfter, PostAt or PostAfterScaled.
+// A Timer is a delayed action, made by PostAfter or PostAfterScaled.
 // It runs once, in the delayed-action phase of the first frame whose time is
 // at or past its due time, unless it is stopped first. Timers of PostAfter
 // and PostAt count on unscaled time, which pausing the time scale does not
@@ -120,10 +120,10 @@ func (l *Loom) timersOf(t *Timer) *timers {
 }
 
 // PostAfter queues f to run in the first frame at least d after now on l's
-// clock (see Now); with d <= 0, in the next frame. It never blocks. If l is
+// clock (unscaled); with d <= 0, in the next frame. It never blocks. If l is
 // closed, the returned Timer never runs and its Err reports ErrClosed.
 func (l *Loom) PostAfter(d time.Duration, f func()) *Timer {
-	return l.postAt(nil, "PostAfter", d, time.Time{}, false, f)
+	return l.postAfter(nil, "PostAfter", d, false, f)
 }
 
 // PostAfterScaled queues f to run in the first frame whose scaled time (see
@@ -134,21 +134,12 @@ func (l *Loom) PostAfter(d time.Duration, f func()) *Timer {
 // unscaled time. It never blocks. If l is closed, the returned Timer never
 // runs and its Err reports ErrClosed.
 func (l *Loom) PostAfterScaled(d time.Duration, f func()) *Timer {
-	return l.postAt(nil, "PostAfterScaled", d, time.Time{}, true, f)
+	return l.postAfter(nil, "PostAfterScaled", d, true, f)
 }
 
-// PostAt queues f to run in the first frame whose time, on l's clock, is at
-// or past at (see Now). It is PostAfter with the delay at.Sub(l.Now()).
-func (l *Loom) PostAt(at time.Time, f func()) *Timer {
-	if at.IsZero() {
-		panic("loom: PostAt with the zero time")
-	}
-	return l.postAt(nil, "PostAt", 0, at, false, f)
-}
-
-// postAt makes a timer of scope s due after d, or at at if at is not zero,
-// on scaled time if scaled; call names the API, for its panic.
-func (l *Loom) postAt(s *Scope, call string, d time.Duration, at time.Time, scaled bool, f func()) *Timer {
+// postAfter makes a timer of scope s due after d, on scaled time if scaled;
+// call names the API, for its panic.
+func (l *Loom) postAfter(s *Scope, call string, d time.Duration, scaled bool, f func()) *Timer {
 	if f == nil {
 		panic("loom: " + call + " with a nil function")
 	}
@@ -159,18 +150,15 @@ func (l *Loom) postAt(s *Scope, call string, d time.Duration, at time.Time, scal
 		l.mu.Unlock()
 		return t
 	}
-	wake := l.scheduleLocked(t, l.dueLocked(t, d, at))
+	wake := l.scheduleLocked(t, l.dueLocked(t, d))
 	l.mu.Unlock()
 	wake.send()
 	return t
 }
 
-// dueLocked returns the time on t's clock d from now, or of the instant at.
-func (l *Loom) dueLocked(t *Timer, d time.Duration, at time.Time) int64 {
-	switch {
-	case !at.IsZero():
-		return int64(at.Sub(l.epoch))
-	case t.scaled:
+// dueLocked returns the time on t's clock d from now.
+func (l *Loom) dueLocked(t *Timer, d time.Duration) int64 {
+	if t.scaled {
 		return l.scaledNow() + max(int64(d), 0)
 	}
 	return l.nowLocked() + max(int64(d), 0)
@@ -236,7 +224,7 @@ func (t *Timer) Reset(d time.Duration) bool {
 		return false
 	}
 	waiting := t.waiting()
-	wake := l.scheduleLocked(t, l.dueLocked(t, d, time.Time{}))
+	wake := l.scheduleLocked(t, l.dueLocked(t, d))
 	l.mu.Unlock()
 	wake.send()
 	return waiting

@@ -25,7 +25,7 @@ func (f *future) end(err error)         { f.err = err; close(f.ch) }
 // The program of the report: 50 futures, all done by frame 16. A loop of
 // WaitFor took a frame per future and ended at frame 53; WaitAll resumes in
 // frame 16 itself, the first frame in which all are done (they end before
-// it runs), and FirstErr finds the failure at once.
+// it runs), and Await then returns the failure at once.
 func TestWaitAllResumesInOneFrame(t *testing.T) {
 	l, _ := panicLoom(t)
 	fs := make([]*future, 50)
@@ -38,7 +38,7 @@ func TestWaitAllResumesInOneFrame(t *testing.T) {
 	var firstErr error
 	l.StartCoroutine(func(y func(loom.Instruction) bool) {
 		if y(loom.WaitAll(ws...)) {
-			resumed, firstErr = l.Frame(), loom.FirstErr(ws...)
+			resumed, firstErr = l.Frame(), loom.Await(context.Background(), ws...)
 		}
 	})
 	for frame := int64(1); frame <= 20; frame++ {
@@ -58,7 +58,7 @@ func TestWaitAllResumesInOneFrame(t *testing.T) {
 		t.Fatalf("WaitAll resumed in frame %d, want 16 (the last ended just before frame 16)", resumed)
 	}
 	if firstErr == nil || firstErr.Error() != "item 37" {
-		t.Fatalf("FirstErr = %v, want item 37's error", firstErr)
+		t.Fatalf("Await = %v, want item 37's error", firstErr)
 	}
 }
 
@@ -80,8 +80,8 @@ func TestWaitAnyAndFirstDone(t *testing.T) {
 	if resumed != 3 || first != 1 {
 		t.Fatalf("WaitAny resumed in frame %d with FirstDone %d; want frame 3, member 1", resumed, first)
 	}
-	if loom.FirstDone() != -1 || loom.FirstErr() != nil {
-		t.Fatal("FirstDone or FirstErr of no member")
+	if loom.FirstDone() != -1 || loom.Await(context.Background()) != nil {
+		t.Fatal("FirstDone or Await of no member")
 	}
 }
 
