@@ -76,7 +76,7 @@ func TestMainThreadCallsQueueAndBack(t *testing.T) {
 	ctx := context.Background()
 	q := taskqueue.NewSerial()
 	order := make(chan string, 3)
-	mainthread.Call(ctx, func() {
+	taskqueue.RunSyncOnMainThread(ctx, func() {
 		// On the main thread: a nested main-thread call runs inline.
 		taskqueue.RunSyncOnMainThread(ctx, func() { order <- "inline on main" })
 		h := q.RunAsync(ctx, func(ctx context.Context) error {
@@ -87,7 +87,7 @@ func TestMainThreadCallsQueueAndBack(t *testing.T) {
 		}
 		order <- "main waited for the queue"
 	})
-	mainthread.Call(ctx, func() {}) // the posted function has run by now
+	taskqueue.RunSyncOnMainThread(ctx, func() {}) // the posted function has run by now
 	close(order)
 	var got []string
 	for s := range order {
@@ -128,7 +128,7 @@ func TestOnlyTheMainGoroutineIsMain(t *testing.T) {
 		t.Error("a test goroutine claims to be the main goroutine")
 	}
 	isMain := false
-	mainthread.Call(context.Background(), func() { isMain = mainthread.IsMain() })
+	taskqueue.RunSyncOnMainThread(context.Background(), func() { isMain = mainthread.IsMain() })
 	if !isMain {
 		t.Error("IsMain() = false on the main thread")
 	}
@@ -146,7 +146,7 @@ func TestCoroutineWaitsForATask(t *testing.T) {
 		err    error
 	}
 	done := make(chan result, 1)
-	mainthread.Go(func() {
+	taskqueue.RunAsyncOnMainThread(func() {
 		mainthread.Loom().StartCoroutine(func(yield func(loom.Instruction) bool) {
 			f := taskqueue.RunAsync(ctx, work, func(context.Context) (int, error) {
 				sum := 0

@@ -6,7 +6,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/taskqueue-go/taskqueue/mainthread"
+	_ "github.com/taskqueue-go/taskqueue/mainthread" // serves the main thread
+	"github.com/taskqueue-go/taskqueue/taskqueue"
 )
 
 // lockedServer is the design of golang.design/x/mainthread and
@@ -46,7 +47,7 @@ func BenchmarkMainThreadCall(b *testing.B) {
 		b.ReportAllocs()
 		defer ReportCPU(b)()
 		for b.Loop() {
-			mainthread.Call(ctx, nop)
+			taskqueue.RunSyncOnMainThread(ctx, nop)
 		}
 	})
 	b.Run("impl=lockedgoroutine", func(b *testing.B) {

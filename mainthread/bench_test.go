@@ -6,9 +6,10 @@ import (
 	"testing"
 
 	"github.com/taskqueue-go/taskqueue/mainthread"
+	"github.com/taskqueue-go/taskqueue/taskqueue"
 )
 
-// The baseline of BenchmarkCall is the design of other main-thread packages:
+// The baseline of BenchmarkRunSyncOnMainThread is the design of other main-thread packages:
 // a goroutine locked to its thread serving an unbuffered channel, with a done
 // channel per call.
 type lockedServer struct {
@@ -39,16 +40,16 @@ func (s *lockedServer) close() {
 	s.wg.Wait()
 }
 
-// BenchmarkCall measures a call's round trip to the real main thread, served
+// BenchmarkRunSyncOnMainThread measures a call's round trip to the real main thread, served
 // by Run, against the locked-goroutine baseline; cpu-ns/op is the CPU time
 // the process spends per call, spinning included.
-func BenchmarkCall(b *testing.B) {
+func BenchmarkRunSyncOnMainThread(b *testing.B) {
 	nop := func() {}
 	b.Run("impl=mainthread", func(b *testing.B) {
 		b.ReportAllocs()
 		defer reportCPU(b)()
 		for b.Loop() {
-			mainthread.Call(bg, nop)
+			taskqueue.RunSyncOnMainThread(bg, nop)
 		}
 	})
 	b.Run("impl=lockedgoroutine", func(b *testing.B) {
@@ -62,17 +63,17 @@ func BenchmarkCall(b *testing.B) {
 	})
 }
 
-// BenchmarkGo measures posting a function to the main thread.
-func BenchmarkGo(b *testing.B) {
+// BenchmarkRunAsyncOnMainThread measures posting a function to the main thread.
+func BenchmarkRunAsyncOnMainThread(b *testing.B) {
 	b.ReportAllocs()
 	nop := func() {}
 	for i := 1; b.Loop(); i++ {
-		mainthread.Go(nop)
+		taskqueue.RunAsyncOnMainThread(nop)
 		if i%4096 == 0 {
-			mainthread.Call(bg, nop) // let the main thread catch up
+			taskqueue.RunSyncOnMainThread(bg, nop) // let the main thread catch up
 		}
 	}
-	mainthread.Call(bg, nop)
+	taskqueue.RunSyncOnMainThread(bg, nop)
 }
 
 func BenchmarkIsMain(b *testing.B) {

@@ -8,28 +8,14 @@ import (
 
 	"github.com/taskqueue-go/taskqueue/internal/handoff"
 	"github.com/taskqueue-go/taskqueue/internal/panics"
+	"github.com/taskqueue-go/taskqueue/scheduler"
 )
 
-// Call runs fn on the main thread and returns when it has returned. Called
-// on the main thread, it runs fn at once, where a queue of calls would wait
-// for itself. If ctx is done before fn has run, Call returns ctx.Err(): fn
-// does not run if it had not started (a done context runs nothing, even on
-// the main thread, as Queue.RunSync does), and runs on if it had, a panic in
-// it then going to the main loom's panic handler. Call returns ErrClosed
-// once the main loop has stopped, rather than wait forever. If fn panics,
-// Call panics in its caller with a *PanicError holding the panic value and
-// fn's stack, and the main loop goes on serving. While nothing serves the
-// main thread yet, Call waits, and says so (see NotServedAfter).
-//
-// taskqueue.RunSyncOnMainThread is the seed's name for Call. A call costs no
-// allocation when ctx cannot be done; see BenchmarkCall.
-func Call(ctx context.Context, fn func()) error {
-	if fn == nil {
-		panic("mainthread: Call with a nil function")
-	}
-	if ctx == nil {
-		panic("mainthread: Call with a nil context")
-	}
+// runSync is taskqueue.RunSyncOnMainThread, which checks its arguments: it
+// runs fn on the main thread and returns when fn has returned; called on the
+// main thread, it runs fn at once. A call costs no allocation when ctx cannot
+// be done; see BenchmarkRunSyncOnMainThread.
+func runSync(ctx context.Context, fn func()) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -44,7 +30,7 @@ func Call(ctx context.Context, fn func()) error {
 	c.call.Arm(ctx)
 	if mainLoom.Post(c.run) != nil {
 		c.recycle()
-		return ErrClosed
+		return errClosed
 	}
 	watchServed()
 	c.spin()
@@ -59,13 +45,13 @@ func Call(ctx context.Context, fn func()) error {
 	return nil
 }
 
-// A call is a function that Call runs on the main thread, pooled with the
-// method value it posts, so that a Call allocates nothing. Its state machine,
+// A call is a function that runSync runs on the main thread, pooled with the
+// method value it posts, so that a call allocates nothing. Its state machine,
 // which settles the races between the main thread and a caller that stops
 // waiting, is package handoff's, as RunSync's is.
 type call struct {
 	fn   func()
-	p    *PanicError // fn's panic; written before the call is delivered
+	p    *scheduler.PanicError // fn's panic; written before the call is delivered
 	call handoff.Call
 	run  func() // c.invoke, bound once
 }
@@ -97,7 +83,7 @@ func (c *call) invoke() {
 // handler: an action that panics with it, which the loom recovers as it
 // recovers any action's panic. Once the loom is closed, it goes to
 // log/slog's default logger.
-func reportPanic(p *PanicError) {
+func reportPanic(p *scheduler.PanicError) {
 	if mainLoom.Post(func() { panic(p) }) != nil {
 		slog.Error("mainthread: a call panicked after its caller stopped waiting", "panic", p.Value, "stack", string(p.Stack))
 	}

@@ -1,18 +1,31 @@
-// Package mainthread runs functions on the main OS thread, which OpenGL
-// contexts, GLFW, Cocoa and many C libraries require.
+// Package mainthread serves the main OS thread, which OpenGL contexts, GLFW,
+// Cocoa and many C libraries require, and drives its frame loop.
 //
 // Go runs package initialisation and main on the main thread, but goroutines
 // move between threads. This package's init locks the main goroutine to the
 // main thread, so that importing it is enough for main to stay there. [Run],
 // called from main, then serves the main thread while the program runs on
-// other goroutines: [Call] runs a function there and waits, [Go] queues one
-// and returns, both from any goroutine. Called from the main thread, Call runs
-// its function at once instead of deadlocking. [IsMain] tells whether the
-// caller runs on the main thread: it asks the system for the calling OS
-// thread's ID and compares it with the main thread's, since a thread locked
-// to a goroutine runs that goroutine alone (and the coroutines it drives).
-// taskqueue.RunSyncOnMainThread and taskqueue.RunAsyncOnMainThread are Call
-// and Go under the names of the seed this module ports.
+// other goroutines, which reach it with taskqueue.RunSyncOnMainThread (run a
+// function there and wait) and taskqueue.RunAsyncOnMainThread (queue one and
+// return), the names of the Unity tool this module ports. Called on the main
+// thread, RunSyncOnMainThread runs its function at once instead of
+// deadlocking. [IsMain] tells whether the caller runs on the main thread: it
+// asks the system for the calling OS thread's ID and compares it with the
+// main thread's, since a thread locked to a goroutine runs that goroutine
+// alone (and the coroutines it drives).
+//
+//	func main() {
+//		mainthread.Run(func() {
+//			// on another goroutine: the program
+//			taskqueue.RunSyncOnMainThread(ctx, func() { window.SwapBuffers() })
+//		})
+//	}
+//
+// Package taskqueue does not import this one, so that a program that only
+// uses queues keeps its main goroutine free (a locked goroutine is woken on
+// its own thread alone, which makes its every wait slower); in a program that
+// does not import mainthread, the main-thread helpers return
+// taskqueue.ErrNoMainThread instead of waiting forever.
 //
 // # The main-thread loom
 //
@@ -26,29 +39,32 @@
 //
 // # Panics and shutdown
 //
-// A panic in a function given to Call reaches the caller, with the stack of
-// the panic, and the main loop goes on. A panic in a function given to Go
-// goes to the main loom's panic handler. Once the main loop has stopped,
-// Call and Go return [ErrClosed]: no call waits forever. Run serves once per
-// process; a second Run panics. A function run on the main thread must not
-// call runtime.Goexit, which would end the main goroutine.
+// A panic in a function given to RunSyncOnMainThread reaches the caller,
+// with the stack of the panic, and the main loop goes on. A panic in a
+// function given to RunAsyncOnMainThread goes to the main loom's panic
+// handler. Once the main loop has stopped, both return an error matching
+// taskqueue.ErrClosed: no call waits forever. Run serves once per process; a
+// second Run panics. A function run on the main thread must not call
+// runtime.Goexit, which would end the main goroutine.
 //
 // # A main thread nothing serves
 //
 // A program that imports this package but neither calls Run nor updates
 // Loom() from its frame loop (or whose engine owns the main thread, as
-// Ebitengine does, and never updates Loom()) would wait forever in Call
-// without a word. Instead, once work has waited [NotServedAfter] with no
-// frame run, a warning saying how to serve the main thread goes to
-// log/slog's default logger, once.
+// Ebitengine does, and never updates Loom()) would wait forever without a
+// word. Instead, once work has waited five seconds with no frame run, a
+// warning saying how to serve the main thread goes to log/slog's default
+// logger, once per process. The work goes on waiting; a frame, when one
+// comes, runs it.
 //
 // # In a browser
 //
 // In a js/wasm page every goroutine runs on the page's one thread: IsMain
-// reports true everywhere, Call runs its function at once on the caller, and
-// Go posts to the main loom, which Run drives (it blocks main, which a page
-// allows while the other goroutines run) or which a requestAnimationFrame
-// callback updates each animation frame.
+// reports true everywhere, RunSyncOnMainThread runs its function at once on
+// the caller, and RunAsyncOnMainThread posts to the main loom, which Run
+// drives (it blocks main, which a page allows while the other goroutines
+// run) or which a requestAnimationFrame callback updates each animation
+// frame.
 //
 // # Testing
 //

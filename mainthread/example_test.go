@@ -7,6 +7,7 @@ import (
 
 	"github.com/taskqueue-go/taskqueue/loom"
 	"github.com/taskqueue-go/taskqueue/mainthread"
+	"github.com/taskqueue-go/taskqueue/taskqueue"
 )
 
 // A program serves the main thread with Run and does its work in app, on
@@ -15,15 +16,15 @@ import (
 func ExampleRun() {
 	mainthread.Run(func() {
 		// Create the window, the GL context... on the main thread.
-		mainthread.Call(context.Background(), func() { fmt.Println("on the main thread:", mainthread.IsMain()) })
+		taskqueue.RunSyncOnMainThread(context.Background(), func() { fmt.Println("on the main thread:", mainthread.IsMain()) })
 	})
 }
 
-func ExampleCall() {
+func ExampleRun_sync() {
 	ctx := context.Background()
 	fmt.Println("caller on the main thread:", mainthread.IsMain())
 	var size int
-	mainthread.Call(ctx, func() {
+	taskqueue.RunSyncOnMainThread(ctx, func() {
 		fmt.Println("function on the main thread:", mainthread.IsMain())
 		size = 640 * 480 // say, a query that only the main thread may make
 	})
@@ -35,19 +36,19 @@ func ExampleCall() {
 }
 
 // A caller bounds its wait with a context.
-func ExampleCall_timeout() {
+func ExampleRun_timeout() {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	err := mainthread.Call(ctx, func() { fmt.Println("ran in time") })
+	err := taskqueue.RunSyncOnMainThread(ctx, func() { fmt.Println("ran in time") })
 	fmt.Println(err)
 	// Output:
 	// ran in time
 	// <nil>
 }
 
-func ExampleGo() {
+func ExampleRun_async() {
 	done := make(chan struct{})
-	mainthread.Go(func() {
+	taskqueue.RunAsyncOnMainThread(func() {
 		fmt.Println("queued work ran on the main thread:", mainthread.IsMain())
 		close(done)
 	})
@@ -63,6 +64,6 @@ func ExampleLoom() {
 	l.Configure(loom.WithWakeFunc(func() { /* glfw.PostEmptyEvent() */ }))
 	for frame := 0; frame < 3; frame++ {
 		// glfw.WaitEventsTimeout(...); render...
-		l.Update() // runs what workers posted with mainthread.Go or Call
+		l.Update() // runs what workers posted with taskqueue.RunAsyncOnMainThread
 	}
 }

@@ -6,5 +6,5 @@ import "github.com/taskqueue-go/taskqueue/internal/mainhook"
 // importing this package, whose init locks the main goroutine: see package
 // internal/mainhook.
 func init() {
-	mainhook.Call, mainhook.Go, mainhook.ErrClosed = Call, Go, ErrClosed
+	mainhook.Call, mainhook.Go, mainhook.ErrClosed = runSync, runAsync, errClosed
 }

@@ -5,16 +5,13 @@ import (
 	"runtime"
 
 	"github.com/taskqueue-go/taskqueue/loom"
-	"github.com/taskqueue-go/taskqueue/scheduler"
 )
 
-// ErrClosed is returned when the main loop has stopped: Run returned, or the
-// program closed the main-thread loom.
-var ErrClosed = errors.New("mainthread: the main loop has stopped")
-
-// PanicError is a panic recovered from a function run on the main thread,
-// with the stack of the panic. It is the same type as scheduler.PanicError.
-type PanicError = scheduler.PanicError
+// errClosed is the error of work for the main thread once the main loop has
+// stopped: Run returned, or the program closed the main-thread loom. The
+// main-thread helpers of package taskqueue return it, matching their
+// ErrClosed.
+var errClosed = errors.New("mainthread: the main loop has stopped")
 
 var (
 	// mainLoom is the loom of the main thread. It holds no goroutine,
@@ -51,17 +48,11 @@ func Loom() *loom.Loom { return mainLoom }
 // the package cannot tell threads apart, it reports false.
 func IsMain() bool { return knownThreads && threadID() == mainThread }
 
-// Go queues fn to run on the main thread and returns at once. It never
-// blocks, however busy the main thread is: fn waits in the main loom's queue,
-// and the first post of a batch wakes the loop. A panic in fn goes to the
-// main loom's panic handler. Go returns ErrClosed once the main loop has
-// stopped.
-func Go(fn func()) error {
-	if fn == nil {
-		panic("mainthread: Go(nil)")
-	}
+// runAsync is taskqueue.RunAsyncOnMainThread, which checks its argument: it
+// queues fn on the main loom and returns at once, never blocking.
+func runAsync(fn func()) error {
 	if mainLoom.Post(fn) != nil {
-		return ErrClosed
+		return errClosed
 	}
 	watchServed()
 	return nil

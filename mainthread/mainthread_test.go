@@ -15,6 +15,7 @@ import (
 
 	"github.com/taskqueue-go/taskqueue/loom"
 	"github.com/taskqueue-go/taskqueue/mainthread"
+	"github.com/taskqueue-go/taskqueue/taskqueue"
 )
 
 func TestCallRunsOnTheMainThread(t *testing.T) {
@@ -25,7 +26,7 @@ func TestCallRunsOnTheMainThread(t *testing.T) {
 		t.Error("IsMain() = true on a test goroutine")
 	}
 	var onMain, isMain bool
-	mainthread.Call(bg, func() {
+	taskqueue.RunSyncOnMainThread(bg, func() {
 		onMain = onMainThread(t)
 		isMain = mainthread.IsMain()
 	})
@@ -38,7 +39,7 @@ func TestCallRunsOnTheMainThread(t *testing.T) {
 	for range 16 {
 		wg.Go(func() {
 			for range 100 {
-				mainthread.Call(bg, func() {
+				taskqueue.RunSyncOnMainThread(bg, func() {
 					if !onMainThread(t) {
 						off.Add(1)
 					}
@@ -56,16 +57,16 @@ func TestCallRunsOnTheMainThread(t *testing.T) {
 // packages: a call made from the main thread itself.
 func TestCallFromTheMainThreadRunsInline(t *testing.T) {
 	depth := 0
-	mainthread.Call(bg, func() {
+	taskqueue.RunSyncOnMainThread(bg, func() {
 		depth++
-		mainthread.Call(bg, func() {
+		taskqueue.RunSyncOnMainThread(bg, func() {
 			depth++
 			v := 0
-			mainthread.Call(bg, func() { v = depth })
+			taskqueue.RunSyncOnMainThread(bg, func() { v = depth })
 			if v != 2 {
 				t.Errorf("a nested Call read depth %d; want 2", v)
 			}
-			if err := mainthread.Call(context.Background(), func() { depth++ }); err != nil {
+			if err := taskqueue.RunSyncOnMainThread(context.Background(), func() { depth++ }); err != nil {
 				t.Errorf("CallContext = %v", err)
 			}
 		})
@@ -79,10 +80,10 @@ func TestCallPanicReachesTheCaller(t *testing.T) {
 	errBoom := errors.New("boom")
 	v := func() (v any) {
 		defer func() { v = recover() }()
-		mainthread.Call(bg, func() { panic(errBoom) })
+		taskqueue.RunSyncOnMainThread(bg, func() { panic(errBoom) })
 		return nil
 	}()
-	p, ok := v.(*mainthread.PanicError)
+	p, ok := v.(*taskqueue.PanicError)
 	if !ok || !errors.Is(p, errBoom) {
 		t.Fatalf("Call panicked with %v; want a *PanicError wrapping boom", v)
 	}
@@ -91,18 +92,18 @@ func TestCallPanicReachesTheCaller(t *testing.T) {
 	}
 	// The loop serves on.
 	got := ""
-	mainthread.Call(bg, func() { got = "still serving" })
+	taskqueue.RunSyncOnMainThread(bg, func() { got = "still serving" })
 	if got != "still serving" {
 		t.Errorf("after a panic, Call ran %q", got)
 	}
 	// A panic on the main thread's own nested call is wrapped the same way.
-	mainthread.Call(bg, func() {
+	taskqueue.RunSyncOnMainThread(bg, func() {
 		v := func() (v any) {
 			defer func() { v = recover() }()
-			mainthread.Call(bg, func() { panic("inner") })
+			taskqueue.RunSyncOnMainThread(bg, func() { panic("inner") })
 			return nil
 		}()
-		if p, ok := v.(*mainthread.PanicError); !ok || p.Value != "inner" {
+		if p, ok := v.(*taskqueue.PanicError); !ok || p.Value != "inner" {
 			t.Errorf("inline Call panicked with %v; want a *PanicError of \"inner\"", v)
 		}
 	})
@@ -112,7 +113,7 @@ func TestCallPanicReachesTheCaller(t *testing.T) {
 func busyMain(t *testing.T) (release func()) {
 	t.Helper()
 	started, gate := make(chan struct{}), make(chan struct{})
-	if err := mainthread.Go(func() { close(started); <-gate }); err != nil {
+	if err := taskqueue.RunAsyncOnMainThread(func() { close(started); <-gate }); err != nil {
 		t.Fatal(err)
 	}
 	<-started
@@ -124,15 +125,15 @@ func TestCallContextBoundsTheWait(t *testing.T) {
 	ran := false
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
-	if err := mainthread.Call(ctx, func() { ran = true }); err != context.DeadlineExceeded {
+	if err := taskqueue.RunSyncOnMainThread(ctx, func() { ran = true }); err != context.DeadlineExceeded {
 		t.Errorf("CallContext on a busy main thread = %v; want DeadlineExceeded", err)
 	}
 	release()
-	mainthread.Call(bg, func() {}) // the canceled call was skipped by now
+	taskqueue.RunSyncOnMainThread(bg, func() {}) // the canceled call was skipped by now
 	if ran {
 		t.Error("a canceled call ran")
 	}
-	if err := mainthread.Call(ctx, func() {}); err != context.DeadlineExceeded {
+	if err := taskqueue.RunSyncOnMainThread(ctx, func() {}); err != context.DeadlineExceeded {
 		t.Errorf("CallContext with a done context = %v; want DeadlineExceeded", err)
 	}
 }
@@ -147,7 +148,7 @@ func TestAbandonedCallPanicGoesToTheHandler(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	result := make(chan error)
 	go func() {
-		result <- mainthread.Call(ctx, func() {
+		result <- taskqueue.RunSyncOnMainThread(ctx, func() {
 			close(started)
 			<-proceed
 			panic("after the caller left")
@@ -174,7 +175,7 @@ func TestGo(t *testing.T) {
 	var ran atomic.Int32
 	var onMain atomic.Int32
 	for range 10000 {
-		if err := mainthread.Go(func() {
+		if err := taskqueue.RunAsyncOnMainThread(func() {
 			ran.Add(1)
 			if onMainThread(t) {
 				onMain.Add(1)
@@ -183,9 +184,9 @@ func TestGo(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	mainthread.Go(func() { panic("async") })
+	taskqueue.RunAsyncOnMainThread(func() { panic("async") })
 	release()
-	mainthread.Call(bg, func() {})
+	taskqueue.RunSyncOnMainThread(bg, func() {})
 	if ran.Load() != 10000 || onMain.Load() != 10000 {
 		t.Errorf("%d of 10000 ran, %d on the main thread", ran.Load(), onMain.Load())
 	}
@@ -207,7 +208,7 @@ func TestRunOffTheMainGoroutinePanics(t *testing.T) {
 
 func TestTimersAndCoroutineFramesOfTheMainLoom(t *testing.T) {
 	done := make(chan bool)
-	mainthread.Go(func() {
+	taskqueue.RunAsyncOnMainThread(func() {
 		mainthread.Loom().PostAfter(5*time.Millisecond, func() { done <- mainthread.IsMain() })
 	})
 	select {
@@ -222,9 +223,9 @@ func TestTimersAndCoroutineFramesOfTheMainLoom(t *testing.T) {
 
 func TestNilFunctionsPanic(t *testing.T) {
 	for name, f := range map[string]func(){
-		"Go":       func() { mainthread.Go(nil) },
-		"Call":     func() { mainthread.Call(bg, nil) },
-		"Call ctx": func() { mainthread.Call(nil, func() {}) }, //lint:ignore SA1012 the nil context is the test
+		"Go":       func() { taskqueue.RunAsyncOnMainThread(nil) },
+		"Call":     func() { taskqueue.RunSyncOnMainThread(bg, nil) },
+		"Call ctx": func() { taskqueue.RunSyncOnMainThread(nil, func() {}) }, //lint:ignore SA1012 the nil context is the test
 
 	} {
 		v := func() (v any) {
@@ -232,7 +233,7 @@ func TestNilFunctionsPanic(t *testing.T) {
 			f()
 			return nil
 		}()
-		if !strings.HasPrefix(fmt.Sprint(v), "mainthread: ") {
+		if !strings.HasPrefix(fmt.Sprint(v), "taskqueue: ") {
 			t.Errorf("%s(nil) panicked with %v", name, v)
 		}
 	}
@@ -277,7 +278,7 @@ func TestMainLoomCoroutines(t *testing.T) {
 		frames         int64
 	}
 	done := make(chan report, 1)
-	mainthread.Go(func() {
+	taskqueue.RunAsyncOnMainThread(func() {
 		l := mainthread.Loom()
 		l.StartCoroutine(func(yield func(loom.Instruction) bool) {
 			start := l.Frame()
@@ -285,7 +286,7 @@ func TestMainLoomCoroutines(t *testing.T) {
 				return
 			}
 			var r report
-			mainthread.Call(bg, func() { r.isMain = mainthread.IsMain() })
+			taskqueue.RunSyncOnMainThread(bg, func() { r.isMain = mainthread.IsMain() })
 			r.onMain = onMainThread(t)
 			r.frames = l.Frame() - start
 			done <- r
@@ -307,11 +308,11 @@ func TestCallContextDoneRunsNothing(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	ran := false
-	if err := mainthread.Call(ctx, func() { ran = true }); !errors.Is(err, context.Canceled) || ran {
+	if err := taskqueue.RunSyncOnMainThread(ctx, func() { ran = true }); !errors.Is(err, context.Canceled) || ran {
 		t.Fatalf("off the main thread: err %v, ran %v; want context.Canceled and not run", err, ran)
 	}
 	var err error
-	mainthread.Call(bg, func() { err = mainthread.Call(ctx, func() { ran = true }) })
+	taskqueue.RunSyncOnMainThread(bg, func() { err = taskqueue.RunSyncOnMainThread(ctx, func() { ran = true }) })
 	if !errors.Is(err, context.Canceled) || ran {
 		t.Fatalf("on the main thread: err %v, ran %v; want context.Canceled and not run", err, ran)
 	}
@@ -335,7 +336,7 @@ var bg = context.Background()
 // it says so, rather than that the loop has stopped.
 func TestRunWhileServingPanics(t *testing.T) {
 	var v any
-	mainthread.Call(bg, func() {
+	taskqueue.RunSyncOnMainThread(bg, func() {
 		defer func() { v = recover() }()
 		mainthread.Run(func() {})
 	})

@@ -22,11 +22,8 @@ type options struct {
 	spin          time.Duration
 }
 
-// DefaultSpin is how long Run keeps the main thread spinning after a frame,
-// and a caller of Call spins waiting for its result while the loop spins,
-// before each parks. Waking a parked thread costs microseconds; a spinning
-// one sees new work within a fraction of one. See WithSpin.
-const DefaultSpin = 50 * time.Microsecond
+// defaultSpin is WithSpin's default.
+const defaultSpin = 50 * time.Microsecond
 
 // WithFrameInterval sets how often Run runs frames while coroutines of the
 // main loom wait for frames or poll a condition: 1/60 s by default. Posted
@@ -40,10 +37,12 @@ func WithFrameInterval(d time.Duration) Option {
 }
 
 // WithSpin sets how long the main thread spins after a frame before it parks,
-// and how long callers of Call spin for their result while it does (see
-// DefaultSpin). Spinning trades CPU time for latency: a round trip through a
+// and how long callers of taskqueue.RunSyncOnMainThread spin for their
+// result while it does: 50µs by default. Waking a parked thread costs
+// microseconds; a spinning one sees new work within a fraction of one.
+// Spinning trades CPU time for latency: a round trip through a
 // spinning loop takes about a microsecond, through a parked one tens (see
-// BenchmarkCall, which reports both, with the CPU time each call costs).
+// BenchmarkRunSyncOnMainThread, which reports both, with the CPU time each call costs).
 // WithSpin(0) turns spinning off. WithSpin panics if d < 0.
 func WithSpin(d time.Duration) Option {
 	if d < 0 {
@@ -64,13 +63,14 @@ var (
 
 // Run serves the main thread until app returns. Call it from main; it runs
 // app on a new goroutine and uses the main goroutine to run the main loom
-// frame by frame, as work arrives: posted functions (Call, Go) at once, timers
-// when they fall due, coroutines at the frame interval. It never runs empty
+// frame by frame, as work arrives: functions posted (by
+// taskqueue.RunSyncOnMainThread and RunAsyncOnMainThread, or to Loom()) at
+// once, timers when they fall due, coroutines at the frame interval. It never runs empty
 // frames in a busy loop: between frames it spins briefly (WithSpin), then
 // sleeps until woken.
 //
 // When app returns, Run closes the main loom: functions already posted run,
-// timers end with loom.ErrClosed, later calls get ErrClosed. Then Run
+// timers end with loom.ErrClosed, later calls get taskqueue.ErrClosed. Then Run
 // returns. Run panics if called off the main goroutine, or a second time,
 // while it serves or after: the main loop serves once per process.
 func Run(app func(), opts ...Option) {
@@ -84,7 +84,7 @@ func Run(app func(), opts ...Option) {
 		panic("mainthread: Run called while Run serves the main thread: it serves once per process")
 	}
 	defer served.Store(true)
-	o := options{frameInterval: time.Second / 60, spin: DefaultSpin}
+	o := options{frameInterval: time.Second / 60, spin: defaultSpin}
 	for _, opt := range opts {
 		opt.apply(&o)
 	}

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/taskqueue-go/taskqueue/mainthread"
+	"github.com/taskqueue-go/taskqueue/taskqueue"
 )
 
 const scenarioEnv = "MAINTHREAD_TEST_SCENARIO"
@@ -36,15 +37,15 @@ func shutdownScenario() int {
 		for range 8 {
 			wg.Go(func() {
 				for {
-					err := mainthread.Call(bg, func() { ran.Add(1) })
+					err := taskqueue.RunSyncOnMainThread(bg, func() { ran.Add(1) })
 					if err == nil {
 						once.Do(func() { close(started) })
 					}
 					switch {
 					case err == nil:
-					case errors.Is(err, mainthread.ErrClosed):
+					case errors.Is(err, taskqueue.ErrClosed):
 						closed.Add(1)
-						if mainthread.Go(func() {}) != mainthread.ErrClosed {
+						if !errors.Is(taskqueue.RunAsyncOnMainThread(func() {}), taskqueue.ErrClosed) {
 							other.Add(1)
 						}
 						return

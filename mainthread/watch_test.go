@@ -13,7 +13,7 @@ import (
 )
 
 // A main thread that nothing serves is reported once its first caller has
-// waited NotServedAfter; one that runs a frame in time is not.
+// waited notServedAfter; one that runs a frame in time is not.
 func TestNotServedIsReported(t *testing.T) {
 	var buf lockedBuffer
 	prev := slog.Default()
@@ -22,26 +22,26 @@ func TestNotServedIsReported(t *testing.T) {
 
 	synctest.Test(t, func(t *testing.T) {
 		never := loom.New()
-		watch(never, NotServedAfter)
-		time.Sleep(NotServedAfter - time.Millisecond)
+		watch(never, notServedAfter)
+		time.Sleep(notServedAfter - time.Millisecond)
 		synctest.Wait()
 		if buf.Len() != 0 {
-			t.Fatalf("warned before NotServedAfter: %s", buf.String())
+			t.Fatalf("warned before notServedAfter: %s", buf.String())
 		}
 		time.Sleep(2 * time.Millisecond)
 		synctest.Wait() // the timer's function has run
 		if !strings.Contains(buf.String(), "nothing serves") || !strings.Contains(buf.String(), "mainthread.Run") {
-			t.Fatalf("after NotServedAfter, the log holds %q; want the warning", buf.String())
+			t.Fatalf("after notServedAfter, the log holds %q; want the warning", buf.String())
 		}
 		never.Close()
 	})
 	buf.Reset()
 	synctest.Test(t, func(t *testing.T) {
 		served := loom.New()
-		watch(served, NotServedAfter)
+		watch(served, notServedAfter)
 		time.Sleep(time.Second)
 		served.Update()
-		time.Sleep(NotServedAfter)
+		time.Sleep(notServedAfter)
 		synctest.Wait()
 		if buf.Len() != 0 {
 			t.Fatalf("warned about a loom that ran a frame: %s", buf.String())

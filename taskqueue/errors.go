@@ -10,8 +10,8 @@ var (
 	// ErrClosed is returned for work submitted to a queue that is closed or
 	// closing, and is the error of tasks that CloseNow stopped before they
 	// started. Every error of this package about something closed matches it
-	// (errors.Is): those of RunSyncOnMainThread and RunAsyncOnMainThread
-	// once the main loop has stopped match mainthread.ErrClosed too. The
+	// (errors.Is), those of RunSyncOnMainThread and RunAsyncOnMainThread
+	// once the main loop has stopped included. The
 	// scheduler's own ErrClosed never reaches the callers of this package.
 	ErrClosed = errors.New("taskqueue: queue closed")
 

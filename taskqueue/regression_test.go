@@ -8,7 +8,8 @@ import (
 	"testing"
 	"testing/synctest"
 
-	"github.com/taskqueue-go/taskqueue/mainthread"
+	"github.com/taskqueue-go/taskqueue/internal/mainhook"
+	_ "github.com/taskqueue-go/taskqueue/mainthread" // installs the main-thread entry points
 	"github.com/taskqueue-go/taskqueue/taskqueue"
 )
 
@@ -210,14 +211,17 @@ func liveHeap() int64 {
 }
 
 // TestClosedErrorsMatchErrClosed: the closed errors of the main-thread
-// helpers match both this package's ErrClosed and mainthread's.
+// helpers match this package's ErrClosed and keep the main loop's text.
 func TestClosedErrorsMatchErrClosed(t *testing.T) {
-	err := taskqueue.MainError(mainthread.ErrClosed)
-	if !errors.Is(err, taskqueue.ErrClosed) || !errors.Is(err, mainthread.ErrClosed) {
-		t.Errorf("the closed error of RunAsyncOnMainThread, %v, matches ErrClosed %v and mainthread.ErrClosed %v; want both",
-			err, errors.Is(err, taskqueue.ErrClosed), errors.Is(err, mainthread.ErrClosed))
+	if mainhook.ErrClosed == nil {
+		t.Fatal("package mainthread, imported by these tests, installed no closed error")
 	}
-	if err.Error() != mainthread.ErrClosed.Error() {
+	err := taskqueue.MainError(mainhook.ErrClosed)
+	if !errors.Is(err, taskqueue.ErrClosed) || !errors.Is(err, mainhook.ErrClosed) {
+		t.Errorf("the closed error of RunAsyncOnMainThread, %v, matches ErrClosed %v and the main loop's %v; want both",
+			err, errors.Is(err, taskqueue.ErrClosed), errors.Is(err, mainhook.ErrClosed))
+	}
+	if err.Error() != mainhook.ErrClosed.Error() {
 		t.Errorf("its text is %q; want mainthread's", err)
 	}
 	if err := taskqueue.MainError(context.Canceled); err != context.Canceled {

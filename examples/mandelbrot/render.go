@@ -67,7 +67,7 @@ func render(ctx context.Context, cfg config, status io.Writer, terminal bool) er
 		terminal: terminal,
 	}
 	done := make(chan error, 1)
-	err := mainthread.Go(func() {
+	err := taskqueue.RunAsyncOnMainThread(func() {
 		main := l.StartCoroutine(func(yield func(loom.Instruction) bool) { r.phases(ctx, yield) })
 		l.StartCoroutine(func(yield func(loom.Instruction) bool) {
 			yield(loom.WaitFor(main))
@@ -106,7 +106,7 @@ func (r *renderer) phases(ctx context.Context, yield func(loom.Instruction) bool
 		if r.err = r.workers.Go(func() {
 			tile := fractal.RenderTile(r.cfg.view, r.cfg.width, r.cfg.height, rect)
 			r.rendered.Add(1)
-			mainthread.Go(func() { r.apply(tile) }) // the frame buffer belongs to the main thread
+			taskqueue.RunAsyncOnMainThread(func() { r.apply(tile) }) // the frame buffer belongs to the main thread
 		}); r.err != nil {
 			return
 		}

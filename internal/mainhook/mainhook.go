@@ -3,7 +3,7 @@
 // to the main OS thread. That lock is right for a program that serves the
 // main thread, and costly for one that only uses queues: a locked goroutine
 // is woken on its own thread alone, which made every wait of a queue-only
-// program's main goroutine some 36 times slower (see the benchmarks module's
+// program's main goroutine many times slower (see the benchmarks module's
 // cmd/mainlock). So package mainthread installs its entry points here, in
 // its init, and a program that never imports it keeps its main goroutine
 // free; such a program serves no main thread either, and taskqueue's
@@ -15,10 +15,10 @@ import "context"
 // The entry points of package mainthread, set by its init before main runs
 // and never changed after; nil if the program does not import it.
 var (
-	// Call is mainthread.CallContext.
+	// Call is mainthread.runSync, for taskqueue.RunSyncOnMainThread.
 	Call func(ctx context.Context, fn func()) error
-	// Go is mainthread.Go.
+	// Go is mainthread.runAsync, for taskqueue.RunAsyncOnMainThread.
 	Go func(fn func()) error
-	// ErrClosed is mainthread.ErrClosed.
+	// ErrClosed is the error of both once the main loop has stopped.
 	ErrClosed error
 )
