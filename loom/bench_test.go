@@ -63,12 +63,13 @@ func BenchmarkPost(b *testing.B) {
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
+			wake := l.Idle().Wake
 			for {
 				select {
 				case <-stop:
 					l.Close()
 					return
-				case <-l.Wake():
+				case <-wake:
 					l.Update()
 				}
 			}

@@ -67,9 +67,6 @@ func (c *Coroutine) coroutine() *Coroutine { return c }
 // itself, or nil for a nil one.
 type ofLoom interface{ coroutine() *Coroutine }
 
-// ID returns a number that names c among the coroutines of its loom.
-func (c *Coroutine) ID() uint64 { return c.id }
-
 // Done returns a channel that is closed when c has ended, which makes a
 // Coroutine a Waitable.
 func (c *Coroutine) Done() <-chan struct{} {

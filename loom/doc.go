@@ -11,8 +11,8 @@
 // # Frames
 //
 // [Loom.Post] queues an action from any goroutine without blocking.
-// [Loom.PostAfter] and [Loom.PostAt] return a [Timer] for an action that runs
-// once its delay has passed. Each Update runs one frame, in Unity's order of
+// [Loom.PostAfter] returns a [Timer] for an action that runs once its delay
+// has passed. Each Update runs one frame, in Unity's order of
 // phases:
 //
 //   - the fixed steps, if the loom has them ([WithFixedStep]): one for each
@@ -40,8 +40,8 @@
 // A loom reads the real clock (time.Now, which testing/synctest fakes), or,
 // made with [ManualClock], a clock the game advances with [Loom.UpdateDelta].
 // It keeps the frame count, unscaled time and scaled time, whose rate is set
-// by [Loom.SetTimeScale] (0 pauses it). The delayed actions of PostAfter and
-// PostAt count on unscaled time; those of [Loom.PostAfterScaled] count on
+// by [Loom.SetTimeScale] (0 pauses it). The delayed actions of PostAfter
+// count on unscaled time; those of [Loom.PostAfterScaled] count on
 // scaled time, as game logic does, and run after the unscaled ones due in the
 // same frame. The fixed steps follow scaled time too.
 //
@@ -96,7 +96,8 @@
 // After a WaitAny, FirstDone tells which member ended first; after a
 // WaitAll, Await returns at once with the first member's error, in the
 // order given. A wait bounded by a duration is a WaitAny with a
-// Loom.Delay (scaled time) or Loom.DelayRealtime; Await is WaitAll for a
+// timer made with a nil function, PostAfterScaled(d, nil) on scaled time
+// or PostAfter(d, nil) on unscaled time; Await is WaitAll for a
 // goroutine, bounded by a context. A panic in any function a wait calls (a
 // predicate, KeepWaiting, a Waitable's Done) ends only the coroutine that
 // waits: it goes to the panic handler and to that coroutine's Err, and every
@@ -151,11 +152,10 @@
 //
 // # Watching frames
 //
-// [Loom.LastFrame] returns the last frame's [FrameStats]: the actions and
-// delayed actions it ran, what its budget carried over, the coroutines alive
-// and the delayed actions pending, and how long its work took.
-// [WithFrameObserver] hands them to a function at the end of every frame, for
-// a metrics exporter. With runtime/trace on, each frame is a region named
+// [WithFrameObserver] hands a function, at the end of every frame, the
+// frame's [FrameStats]: the actions and delayed actions it ran, what its
+// budget carried over, the coroutines alive and the delayed actions pending,
+// and how long its work took, for a heads-up display or a metrics exporter. With runtime/trace on, each frame is a region named
 // "loom frame" and the loom's name.
 //
 // # Testing

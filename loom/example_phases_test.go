@@ -15,6 +15,8 @@ func ExampleWithFixedStep() {
 	l := loom.New(loom.ManualClock(), loom.WithFixedStep(20*time.Millisecond, func(dt time.Duration) {
 		v -= 9.81 * dt.Seconds()
 		y += v * dt.Seconds()
+	}), loom.WithFrameObserver(func(fs loom.FrameStats) {
+		fmt.Printf("frame %d: %d steps, y = %.3f\n", fs.Frame, fs.FixedSteps, y)
 	}))
 	defer l.Close()
 	l.StartCoroutine(func(yield func(loom.Instruction) bool) {
@@ -27,7 +29,6 @@ func ExampleWithFixedStep() {
 	})
 	for range 4 {
 		l.UpdateDelta(50 * time.Millisecond)
-		fmt.Printf("frame %d: %d steps, y = %.3f\n", l.Frame(), l.LastFrame().FixedSteps, y)
 	}
 	// Output:
 	// frame 1: 2 steps, y = 9.988

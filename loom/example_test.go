@@ -98,7 +98,7 @@ func ExampleLoom_RunAsync() {
 }
 
 // A loop that sleeps between frames asks Idle how long it may sleep, and
-// wakes early on the Wake channel when work arrives.
+// wakes early on its Wake channel when work arrives.
 func ExampleLoom_Idle() {
 	l := loom.New()
 	done := 0
@@ -110,11 +110,11 @@ func ExampleLoom_Idle() {
 		case idle.Now:
 		case idle.Timed:
 			select {
-			case <-l.Wake():
+			case <-idle.Wake:
 			case <-time.After(idle.Delay):
 			}
 		default:
-			<-l.Wake()
+			<-idle.Wake
 		}
 		l.Update()
 	}
@@ -224,14 +224,19 @@ func ExampleCoroutine_Stop() {
 
 func ExampleLoom_Coroutines() {
 	l := loom.New(loom.ManualClock())
-	l.StartCoroutine(func(yield func(loom.Instruction) bool) {
+	stuck := l.StartCoroutine(func(yield func(loom.Instruction) bool) {
 		for yield(loom.WaitForSecondsRealtime(time.Minute)) {
 		}
 	})
 	l.UpdateDelta(time.Millisecond)
 	for _, c := range l.Coroutines() {
-		fmt.Println(c.ID, c.State, c.Wait)
+		fmt.Println(c.Coroutine == stuck, c.State, c.Wait)
+		c.Coroutine.Stop() // a coroutine that would otherwise never end
 	}
-	l.Close() // stops the coroutine, which would otherwise never end
-	// Output: 1 waiting WaitForSecondsRealtime(1m0s)
+	l.UpdateDelta(time.Millisecond)
+	fmt.Println(len(l.Coroutines()), stuck.Err())
+	l.Close()
+	// Output:
+	// true waiting WaitForSecondsRealtime(1m0s)
+	// 0 loom: coroutine stopped
 }

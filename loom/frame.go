@@ -98,15 +98,14 @@ func (l *Loom) update(dt time.Duration) {
 	}
 	l.mu.Lock()
 	fs.Pending = l.timers.pending() + l.scaledTimers.pending()
-	l.last = fs
 	l.mu.Unlock()
 	if cfg.observe != nil {
 		call(func() { cfg.observe(fs) }, cfg.onPanic)
 	}
 }
 
-// FrameStats describes one frame of a loom; see Loom.LastFrame and
-// WithFrameObserver.
+// FrameStats describes one frame of a loom, as WithFrameObserver reports
+// it.
 type FrameStats struct {
 	Frame       int64         // the frame's number (Loom.Frame)
 	FixedSteps  int           // fixed steps run (see WithFixedStep)
@@ -116,21 +115,6 @@ type FrameStats struct {
 	CarriedOver int           // posted actions left for the next frame by the budget
 	Coroutines  int           // coroutines alive at the frame's end
 	Pending     int           // delayed actions waiting at the frame's end
-}
-
-// LastFrame returns the statistics of l's last frame. It is safe to call
-// from any goroutine.
-func (l *Loom) LastFrame() FrameStats {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.last
-}
-
-// Name returns the name given with WithName, or "".
-func (l *Loom) Name() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.cfg.name
 }
 
 // enter marks a loop call, named call, as running, reporting false if l is

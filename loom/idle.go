@@ -15,16 +15,20 @@ type Idle struct {
 	// negative if it is due already.
 	Timed bool
 	Delay time.Duration
+	// Wake receives a value when work arrives for the loom, at most once per
+	// batch of posts (see WithWakeFunc): a loop that sleeps selects on it.
+	// It is the same channel on every call.
+	Wake <-chan struct{}
 }
 
 // Idle reports when l next has work, for a loop that sleeps between frames
 // (mainthread.Run is one): it runs a frame at once if Now, within Delay if
-// Timed, at its pace if Frames, and otherwise sleeps until woken (see Wake
-// and WithWakeFunc). Call it from the loop's goroutine, between frames.
+// Timed, at its pace if Frames, and otherwise sleeps until woken (see
+// Idle.Wake and WithWakeFunc). Call it from the loop's goroutine, between frames.
 func (l *Loom) Idle() Idle {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	i := Idle{Now: len(l.posted) > 0 || l.next < len(l.batch) || l.requests.Load()}
+	i := Idle{Now: len(l.posted) > 0 || l.next < len(l.batch) || l.requests.Load(), Wake: l.wakeChLocked()}
 	if e := l.timers.top(); e != nil {
 		i.timed(time.Duration(e.Due - l.nowLocked()))
 	}

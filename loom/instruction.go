@@ -234,8 +234,8 @@ func (m *multi) ready(kind waitKind) bool {
 	return false
 }
 
-// String describes the wait, for CoroutineInfo and debugging.
-func (in Instruction) String() string {
+// describe describes the wait, for CoroutineInfo.
+func (in Instruction) describe() string {
 	switch in.kind {
 	case waitSeconds:
 		return fmt.Sprintf("WaitForSeconds(%v)", time.Duration(in.n))
@@ -249,7 +249,7 @@ func (in Instruction) String() string {
 		return "WaitWhile"
 	case waitFor:
 		if c, ok := in.ref.(*Coroutine); ok {
-			return fmt.Sprintf("WaitFor(coroutine %d)", c.id)
+			return fmt.Sprintf("WaitFor(coroutine #%d)", c.id) // the loom's coroutines are numbered from 1 as they start
 		}
 		return fmt.Sprintf("WaitFor(%T)", in.ref)
 	case waitCustom:
@@ -282,21 +282,6 @@ func Await(ctx context.Context, ws ...Waitable) error {
 		}
 	}
 	return firstErr(ws...)
-}
-
-// Delay returns a Timer, a Waitable, that is done d from now on l's scaled
-// time: one that bounds another wait, as in yield(WaitAny(handle,
-// l.Delay(time.Second))), after which FirstDone tells whether the handle or
-// the delay came first. It is shorthand for PostAfterScaled with a function
-// that does nothing.
-func (l *Loom) Delay(d time.Duration) *Timer {
-	return l.PostAfterScaled(d, nop)
-}
-
-// DelayRealtime is Delay on unscaled time, which the time scale does not
-// slow or pause: shorthand for PostAfter with a function that does nothing.
-func (l *Loom) DelayRealtime(d time.Duration) *Timer {
-	return l.PostAfter(d, nop)
 }
 
 func nop() {}

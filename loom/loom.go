@@ -45,7 +45,7 @@ type Loom struct {
 	mu           sync.Mutex // guards the fields below
 	cfg          config
 	posted       []action // posted since the last frame began
-	timers       timers   // PostAfter's and PostAt's, keyed by unscaled loom time
+	timers       timers   // PostAfter's, keyed by unscaled loom time
 	scaledTimers timers   // PostAfterScaled's, keyed by scaled loom time
 	seq          uint64   // orders delayed actions and waits that fall due together
 	closed       bool
@@ -69,12 +69,11 @@ type Loom struct {
 	scale    atomic.Uint64 // the time scale, as float64 bits
 
 	// Owned by the goroutine that runs frames:
-	batch      []action   // the actions of the current frame, and those carried over
-	next       int        // index in batch of the first action not yet run
-	peak       int        // about the most actions a recent frame had to run (halves each frame)
-	last       FrameStats // the last frame's; under mu
-	fixedAcc   int64      // scaled time fed to the fixed steps and not used yet, ns
-	endedFrame int64      // the last frame whose end phase ran
+	batch      []action // the actions of the current frame, and those carried over
+	next       int      // index in batch of the first action not yet run
+	peak       int      // about the most actions a recent frame had to run (halves each frame)
+	fixedAcc   int64    // scaled time fed to the fixed steps and not used yet, ns
+	endedFrame int64    // the last frame whose end phase ran
 	co         coroutines
 }
 
@@ -184,12 +183,8 @@ func (l *Loom) wakeLocked() wakeup {
 	return wakeup{ch: l.wakeCh, f: l.cfg.wake, onPanic: l.cfg.onPanic}
 }
 
-// Wake returns a channel that receives a value when work arrives for l, at
-// most once per batch of posts (see WithWakeFunc). A loop that sleeps
-// between frames selects on it. The channel is made by the first call.
-func (l *Loom) Wake() <-chan struct{} {
-	l.mu.Lock()
-	defer l.mu.Unlock()
+// wakeChLocked returns Idle's Wake channel, made by the first call.
+func (l *Loom) wakeChLocked() <-chan struct{} {
 	if l.wakeCh == nil {
 		l.wakeCh = make(chan struct{}, 1)
 		if l.signaled {

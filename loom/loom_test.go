@@ -425,7 +425,7 @@ func TestWakeOncePerBatch(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var calls atomic.Int32
 		l := loom.New(loom.WithWakeFunc(func() { calls.Add(1) }))
-		wake := l.Wake()
+		wake := l.Idle().Wake
 		for range 10 {
 			l.Post(func() {})
 		}
@@ -544,9 +544,6 @@ func TestOptionPanics(t *testing.T) {
 		{func() { loom.WithBudget(-1, 0) }, "loom: WithBudget(-1, 0s): limits must not be negative"},
 		{func() { loom.WithBackgroundLimit(0) }, "loom: WithBackgroundLimit(0): limit must be positive"},
 		{func() { l.Post(nil) }, "loom: Post(nil)"},
-		{func() { l.PostAfter(0, nil) }, "loom: PostAfter with a nil function"},
-		{func() { l.PostAfterScaled(0, nil) }, "loom: PostAfterScaled with a nil function"},
-		{func() { l.NewScope().PostAfterScaled(0, nil) }, "loom: PostAfterScaled with a nil function"},
 		{func() { l.RunAsync(nil) }, "loom: RunAsync(nil)"},
 	} {
 		if got := panicMessage(c.f); got != c.want {

@@ -19,6 +19,7 @@ func TestFixedStepsFollowScaledTime(t *testing.T) {
 	const dt = 20 * time.Millisecond
 	var steps []time.Duration
 	l := loom.New(loom.ManualClock(), loom.WithFixedStep(dt, func(d time.Duration) { steps = append(steps, d) }))
+	lastFrame := observeFrames(l)
 	defer l.Close()
 	for _, c := range []struct {
 		name  string
@@ -40,8 +41,8 @@ func TestFixedStepsFollowScaledTime(t *testing.T) {
 		l.SetTimeScale(c.scale)
 		steps = steps[:0]
 		l.UpdateDelta(c.delta)
-		if len(steps) != c.want || l.LastFrame().FixedSteps != c.want {
-			t.Errorf("%s: %d steps (FixedSteps %d); want %d", c.name, len(steps), l.LastFrame().FixedSteps, c.want)
+		if len(steps) != c.want || lastFrame().FixedSteps != c.want {
+			t.Errorf("%s: %d steps (FixedSteps %d); want %d", c.name, len(steps), lastFrame().FixedSteps, c.want)
 		}
 		for _, d := range steps {
 			if d != dt {
@@ -239,6 +240,7 @@ func TestFixedStepPanics(t *testing.T) {
 func TestScaledTimers(t *testing.T) {
 	r := &recorder{}
 	l := loom.New(loom.ManualClock())
+	lastFrame := observeFrames(l)
 	l.PostAfterScaled(100*time.Millisecond, r.note("scaled 100ms"))
 	l.PostAfter(100*time.Millisecond, r.note("unscaled 100ms"))
 	l.SetTimeScale(0)
@@ -276,12 +278,12 @@ func TestScaledTimers(t *testing.T) {
 	ofScope := s.PostAfterScaled(time.Second, r.note("of the scope"))
 	s.Close()
 	pending := l.PostAfterScaled(time.Second, r.note("pending at Close"))
-	if l.LastFrame().Pending != 0 {
-		t.Errorf("LastFrame().Pending = %d; want 0", l.LastFrame().Pending)
+	if lastFrame().Pending != 0 {
+		t.Errorf("Pending = %d; want 0", lastFrame().Pending)
 	}
 	l.UpdateDelta(0)
-	if got := l.LastFrame().Pending; got != 1 {
-		t.Errorf("LastFrame().Pending = %d; want the one scaled timer", got)
+	if got := lastFrame().Pending; got != 1 {
+		t.Errorf("Pending = %d; want the one scaled timer", got)
 	}
 	l.Close()
 	r.expect(t, "after Close")
@@ -297,6 +299,7 @@ func TestScaledTimers(t *testing.T) {
 // a bounded heap, as unscaled ones do.
 func TestScaledTimersStale(t *testing.T) {
 	l := loom.New(loom.ManualClock())
+	lastFrame := observeFrames(l)
 	defer l.Close()
 	tm := l.PostAfterScaled(time.Hour, func() {})
 	for range 10_000 {
@@ -308,8 +311,8 @@ func TestScaledTimersStale(t *testing.T) {
 	if !ran || !tm2.IsDone() {
 		t.Error("a scaled timer behind 10,000 stale entries did not run")
 	}
-	if got := l.LastFrame().Pending; got != 1 {
-		t.Errorf("LastFrame().Pending = %d; want 1", got)
+	if got := lastFrame().Pending; got != 1 {
+		t.Errorf("Pending = %d; want 1", got)
 	}
 }
 
@@ -356,10 +359,10 @@ func TestPhasesModel(t *testing.T) {
 	for seed := range uint64(200) {
 		rng := rand.New(rand.NewPCG(seed, 11))
 		steps := 0
-		var observed int64 // the last frame whose update ended
+		var observed loom.FrameStats // the last frame whose update ended
 		l := loom.New(loom.ManualClock(),
 			loom.WithFixedStep(dt, func(time.Duration) { steps++ }),
-			loom.WithFrameObserver(func(fs loom.FrameStats) { observed = fs.Frame }))
+			loom.WithFrameObserver(func(fs loom.FrameStats) { observed = fs }))
 		fail := func(format string, args ...any) {
 			t.Helper()
 			t.Fatalf("seed %d, frame %d: %s", seed, l.Frame(), fmt.Sprintf(format, args...))
@@ -389,8 +392,8 @@ func TestPhasesModel(t *testing.T) {
 							return
 						}
 						// After frame f's update, before frame f+1's clock moves.
-						if l.Frame() != f || observed != f {
-							fail("an end-of-frame wait of frame %d resumed in frame %d, after the update of frame %d", f, l.Frame(), observed)
+						if l.Frame() != f || observed.Frame != f {
+							fail("an end-of-frame wait of frame %d resumed in frame %d, after the update of frame %d", f, l.Frame(), observed.Frame)
 						}
 						resumedAtEnd++
 					}
@@ -413,8 +416,8 @@ func TestPhasesModel(t *testing.T) {
 			acc += min(int64(float64(delta)*scale), int64(time.Second/3))
 			want := int(acc / int64(dt))
 			acc %= int64(dt)
-			if got := steps - before; got != want || l.LastFrame().FixedSteps != want {
-				fail("%d steps (FixedSteps %d); the model wants %d", got, l.LastFrame().FixedSteps, want)
+			if got := steps - before; got != want || observed.FixedSteps != want {
+				fail("%d steps (FixedSteps %d); the model wants %d", got, observed.FixedSteps, want)
 			}
 			if rng.IntN(2) == 0 { // else the end phase runs as the next Update begins
 				l.EndFrame()
@@ -425,4 +428,12 @@ func TestPhasesModel(t *testing.T) {
 			t.Errorf("seed %d: no end-of-frame wait resumed: the model checked nothing", seed)
 		}
 	}
+}
+
+// observeFrames sets an observer on l and returns a function that reports
+// the last frame it saw: the statistics of l's last frame.
+func observeFrames(l *loom.Loom) func() loom.FrameStats {
+	var last loom.FrameStats
+	l.Configure(loom.WithFrameObserver(func(fs loom.FrameStats) { last = fs }))
+	return func() loom.FrameStats { return last }
 }

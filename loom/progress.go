@@ -40,14 +40,6 @@ func (p *Progress) SetTotal(n int) {
 	}
 }
 
-// Set sets the count done and the total at once. It panics if either is
-// negative or above 1<<31 - 1.
-func (p *Progress) Set(done, total int) {
-	checkProgress("Set", done)
-	checkProgress("Set", total)
-	p.v.Store(uint64(done)<<32 | (uint64(total) + 1))
-}
-
 // Add adds n units to the count done. It panics if n is negative or if the
 // count would pass 1<<31 - 1, leaving p as it was.
 func (p *Progress) Add(n int) {

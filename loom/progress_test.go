@@ -35,17 +35,25 @@ func TestProgressValues(t *testing.T) {
 	check("13 of 12", 13, 12, 1, true)
 	p.SetTotal(26)
 	check("13 of 26: SetTotal keeps the count", 13, 26, 0.5, false)
-	p.Set(0, 0)
-	check("0 of 0", 0, 0, 1, true)
-	p.Set(maxProgress, maxProgress)
-	check("the largest", maxProgress, maxProgress, 1, true)
+	var empty loom.Progress
+	empty.SetTotal(0)
+	if d, tot := empty.Load(); d != 0 || tot != 0 || empty.Fraction() != 1 || !empty.Finished() {
+		t.Errorf("0 of 0: Load %d, %d, Fraction %v, Finished %v; want 0, 0, 1, true", d, tot, empty.Fraction(), empty.Finished())
+	}
+	var full loom.Progress
+	full.SetTotal(maxProgress)
+	full.Add(maxProgress)
+	if d, tot := full.Load(); d != maxProgress || tot != maxProgress || full.Fraction() != 1 || !full.Finished() {
+		t.Errorf("the largest: Load %d, %d, Fraction %v, Finished %v", d, tot, full.Fraction(), full.Finished())
+	}
 }
 
 // TestProgressMisuse checks that out-of-range counts panic with a message
 // naming the call and the value, and leave the Progress as it was.
 func TestProgressMisuse(t *testing.T) {
 	var p loom.Progress
-	p.Set(maxProgress-1, 5)
+	p.SetTotal(5)
+	p.Add(maxProgress - 1)
 	for _, c := range []struct {
 		f    func()
 		want string
@@ -53,7 +61,6 @@ func TestProgressMisuse(t *testing.T) {
 		{func() { p.Add(-1) }, "loom: Progress.Add(-1): out of range [0, 1<<31 - 1]"},
 		{func() { p.Add(2) }, "loom: Progress.Add(2): the count would pass 1<<31 - 1"},
 		{func() { p.SetTotal(-2) }, "loom: Progress.SetTotal(-2): out of range [0, 1<<31 - 1]"},
-		{func() { p.Set(-3, 1) }, "loom: Progress.Set(-3): out of range [0, 1<<31 - 1]"},
 	} {
 		if got := panicMessage(c.f); got != c.want {
 			t.Errorf("panicked with %q; want %q", got, c.want)
@@ -180,7 +187,8 @@ func BenchmarkProgress(b *testing.B) {
 	})
 	b.Run("op=Fraction", func(b *testing.B) {
 		var p loom.Progress
-		p.Set(1, 3)
+		p.SetTotal(3)
+		p.Add(1)
 		b.ReportAllocs()
 		sum := 0.0
 		for b.Loop() {

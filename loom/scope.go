@@ -36,12 +36,12 @@ func (s *Scope) Post(f func()) error {
 
 // PostAfter is Loom.PostAfter for a timer of s.
 func (s *Scope) PostAfter(d time.Duration, f func()) *Timer {
-	return s.l.postAfter(s, "PostAfter", d, false, f)
+	return s.l.postAfter(s, d, false, f)
 }
 
 // PostAfterScaled is Loom.PostAfterScaled for a timer of s.
 func (s *Scope) PostAfterScaled(d time.Duration, f func()) *Timer {
-	return s.l.postAfter(s, "PostAfterScaled", d, true, f)
+	return s.l.postAfter(s, d, true, f)
 }
 
 // StartCoroutine is Loom.StartCoroutine for a coroutine of s, which Close

@@ -8,19 +8,20 @@ import (
 // CoroutineInfo describes a live coroutine, for hunting coroutines that
 // never end.
 type CoroutineInfo struct {
-	ID uint64
+	// Coroutine is the coroutine's handle.
+	Coroutine *Coroutine
 	// State is "queued" for a coroutine started that has not begun (see
 	// Loom.StartCoroutine), "running" for the one whose body runs now (the
 	// caller of Coroutines, or one that started it), and "waiting" for one
 	// waiting on an Instruction.
 	State   string
-	Wait    Instruction // what a waiting coroutine waits for
-	Started int64       // the frame in which it started; 0 if queued
-	Scoped  bool        // it was started through a Scope
+	Wait    string // what a waiting coroutine waits for, as "WaitForSeconds(1s)" or "WaitFor(coroutine #3)", the third started
+	Started int64  // the frame in which it started; 0 if queued
+	Scoped  bool   // it was started through a Scope
 }
 
 // Coroutines returns a snapshot of l's coroutines that have not ended,
-// ordered by ID, for hunting coroutines that never end. It reads what only
+// in the order they were started, for hunting coroutines that never end. It reads what only
 // the loop changes, so it is called on the loop: from an action or a
 // coroutine, or from the loop's goroutine between frames (from another
 // goroutine, post a function that calls it). It costs one allocation per
@@ -33,16 +34,16 @@ func (l *Loom) Coroutines() []CoroutineInfo {
 	infos := make([]CoroutineInfo, 0, len(l.co.live)+len(queued))
 	for _, c := range queued {
 		if !c.isDone() {
-			infos = append(infos, CoroutineInfo{ID: c.id, State: "queued", Scoped: c.scope != nil})
+			infos = append(infos, CoroutineInfo{Coroutine: c, State: "queued", Scoped: c.scope != nil})
 		}
 	}
 	for _, c := range l.co.live {
-		info := CoroutineInfo{ID: c.id, State: "waiting", Wait: c.wait, Started: c.frame, Scoped: c.scope != nil}
+		info := CoroutineInfo{Coroutine: c, State: "waiting", Wait: c.wait.describe(), Started: c.frame, Scoped: c.scope != nil}
 		if c.running {
-			info.State, info.Wait = "running", Instruction{}
+			info.State, info.Wait = "running", ""
 		}
 		infos = append(infos, info)
 	}
-	slices.SortFunc(infos, func(a, b CoroutineInfo) int { return cmp.Compare(a.ID, b.ID) })
+	slices.SortFunc(infos, func(a, b CoroutineInfo) int { return cmp.Compare(a.Coroutine.id, b.Coroutine.id) })
 	return infos
 }

@@ -9,7 +9,7 @@ import (
 // A Timer is a delayed action, made by PostAfter or PostAfterScaled.
 // It runs once, in the delayed-action phase of the first frame whose time is
 // at or past its due time, unless it is stopped first. Timers of PostAfter
-// and PostAt count on unscaled time, which pausing the time scale does not
+// count on unscaled time, which pausing the time scale does not
 // hold back; those of PostAfterScaled count on scaled time (Loom.Time), as
 // game logic does, and a time scale of 0 holds them back.
 //
@@ -120,10 +120,13 @@ func (l *Loom) timersOf(t *Timer) *timers {
 }
 
 // PostAfter queues f to run in the first frame at least d after now on l's
-// clock (unscaled); with d <= 0, in the next frame. It never blocks. If l is
-// closed, the returned Timer never runs and its Err reports ErrClosed.
+// clock (unscaled); with d <= 0, in the next frame. It never blocks. With a
+// nil f, the Timer only marks the time: a Waitable that bounds another wait,
+// as in yield(WaitAny(handle, l.PostAfter(time.Second, nil))), after which
+// FirstDone tells which came first. If l is closed, the returned Timer never
+// runs and its Err reports ErrClosed.
 func (l *Loom) PostAfter(d time.Duration, f func()) *Timer {
-	return l.postAfter(nil, "PostAfter", d, false, f)
+	return l.postAfter(nil, d, false, f)
 }
 
 // PostAfterScaled queues f to run in the first frame whose scaled time (see
@@ -131,17 +134,16 @@ func (l *Loom) PostAfter(d time.Duration, f func()) *Timer {
 // frame. Scaled time moves only from frame to frame, at the rate of the time
 // scale: a time scale of 0 holds f back, 2 brings it twice as soon. This is
 // how the delayed actions of Unity's Loom helper count; PostAfter counts on
-// unscaled time. It never blocks. If l is closed, the returned Timer never
-// runs and its Err reports ErrClosed.
+// unscaled time. It never blocks; f may be nil, as for PostAfter. If l is
+// closed, the returned Timer never runs and its Err reports ErrClosed.
 func (l *Loom) PostAfterScaled(d time.Duration, f func()) *Timer {
-	return l.postAfter(nil, "PostAfterScaled", d, true, f)
+	return l.postAfter(nil, d, true, f)
 }
 
-// postAfter makes a timer of scope s due after d, on scaled time if scaled;
-// call names the API, for its panic.
-func (l *Loom) postAfter(s *Scope, call string, d time.Duration, scaled bool, f func()) *Timer {
+// postAfter makes a timer of scope s due after d, on scaled time if scaled.
+func (l *Loom) postAfter(s *Scope, d time.Duration, scaled bool, f func()) *Timer {
 	if f == nil {
-		panic("loom: " + call + " with a nil function")
+		f = nop
 	}
 	t := &Timer{l: l, f: f, scope: s, scaled: scaled}
 	l.mu.Lock()

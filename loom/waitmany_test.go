@@ -132,7 +132,7 @@ func TestWaitBoundedByDelay(t *testing.T) {
 	var at int64
 	first := -1
 	l.StartCoroutine(func(y func(loom.Instruction) bool) {
-		ws := []loom.Waitable{slow, l.Delay(3 * time.Millisecond)}
+		ws := []loom.Waitable{slow, l.PostAfterScaled(3*time.Millisecond, nil)}
 		if y(loom.WaitAny(ws...)) {
 			at, first = l.Frame(), loom.FirstDone(ws...)
 		}

@@ -97,7 +97,6 @@ func Run(app func(), opts ...Option) {
 		app()
 	}()
 	l := mainLoom
-	wake := l.Wake()
 	var timer *time.Timer
 	for {
 		l.Update()
@@ -108,7 +107,7 @@ func Run(app func(), opts ...Option) {
 		default:
 		}
 		idle := l.Idle()
-		if idle.Now || (o.spin > 0 && spin(wake, done, o.spin)) {
+		if idle.Now || (o.spin > 0 && spin(idle.Wake, done, o.spin)) {
 			continue
 		}
 		var tick <-chan time.Time
@@ -125,7 +124,7 @@ func Run(app func(), opts ...Option) {
 			tick = timer.C
 		}
 		select {
-		case <-wake:
+		case <-idle.Wake:
 		case <-tick:
 		case <-done:
 		}

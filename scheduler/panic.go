@@ -3,7 +3,6 @@ package scheduler
 import (
 	"fmt"
 	"io"
-	"runtime/debug"
 
 	"github.com/taskqueue-go/taskqueue/internal/catch"
 )
@@ -74,11 +73,4 @@ func (p *PanicError) Format(f fmt.State, verb rune) {
 func (p *PanicError) Unwrap() error {
 	err, _ := p.Value.(error)
 	return err
-}
-
-// NewPanicError returns a PanicError for the panic value v with the stack of
-// the calling goroutine. Call it from the deferred function that recovered v,
-// so that the stack still shows where the panic happened.
-func NewPanicError(v any) *PanicError {
-	return &PanicError{Value: v, Stack: debug.Stack()}
 }

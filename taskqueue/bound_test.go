@@ -11,7 +11,7 @@ import (
 
 func TestMaxQueuedFailWhenFull(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := taskqueue.NewSerial(taskqueue.WithMaxQueued(2, taskqueue.FailWhenFull))
+		q := taskqueue.NewSerial(taskqueue.WithMaxQueued(2), taskqueue.WithFailWhenFull())
 		release := block(t, q) // running: takes no room
 		nop := func(context.Context) error { return nil }
 		q.RunAsync(t.Context(), nop)
@@ -39,7 +39,7 @@ func TestMaxQueuedFailWhenFull(t *testing.T) {
 
 func TestMaxQueuedWaitWhenFull(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := taskqueue.NewSerial(taskqueue.WithMaxQueued(1, taskqueue.WaitWhenFull))
+		q := taskqueue.NewSerial(taskqueue.WithMaxQueued(1))
 		release := block(t, q)
 		nop := func(context.Context) error { return nil }
 		q.RunAsync(t.Context(), nop)
@@ -86,7 +86,7 @@ func TestMaxQueuedWaitWhenFull(t *testing.T) {
 // make itself.
 func TestMaxQueuedOwnTaskNeverWaits(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := taskqueue.NewSerial(taskqueue.WithMaxQueued(1, taskqueue.WaitWhenFull))
+		q := taskqueue.NewSerial(taskqueue.WithMaxQueued(1))
 		nop := func(context.Context) error { return nil }
 		h := q.RunAsync(t.Context(), func(ctx context.Context) error {
 			q.RunAsync(ctx, nop) // fills the queue

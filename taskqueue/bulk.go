@@ -41,7 +41,7 @@ func Apply(ctx context.Context, q *Queue, n int, f func(i int)) error {
 	if n < 0 {
 		panic(fmt.Sprintf("taskqueue: Apply(%d): the count must not be negative", n))
 	}
-	b := newBulk(ctx, q, n, min(q.Limit(), runtime.GOMAXPROCS(0)), func(_ context.Context, lo, hi int) error {
+	b := newBulk(ctx, q, n, min(q.s.Limit(), runtime.GOMAXPROCS(0)), func(_ context.Context, lo, hi int) error {
 		for i := lo; i < hi; i++ {
 			f(i)
 		}
@@ -50,29 +50,9 @@ func Apply(ctx context.Context, q *Queue, n int, f func(i int)) error {
 	return b.run()
 }
 
-// ForEach calls f with each item on q and returns when every call has
-// returned, with the first error: as Apply does, up to q's limit, with the
-// caller taking part. Once a call fails, or ctx is done, no item starts, and
-// ForEach returns that error, or ctx.Err(). ForEach panics if f is nil.
-func ForEach[E any](ctx context.Context, q *Queue, items []E, f func(context.Context, E) error) error {
-	if f == nil {
-		nilFunc("ForEach")
-	}
-	mustQueue(q, "ForEach")
-	var b *bulk
-	b = newBulk(ctx, q, len(items), q.Limit(), func(ctx context.Context, lo, hi int) error {
-		for i := lo; i < hi && !b.stop.Load(); i++ {
-			if err := f(ctx, items[i]); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	return b.run()
-}
-
-// Map calls f with each item on q, as ForEach does, and returns the results
-// in the order of the items. Once a call fails, or ctx is done, no item
+// Map calls f with each item on q and returns the results in the order of
+// the items, once every call has returned: as Apply does, up to q's limit,
+// with the caller taking part. Once a call fails, or ctx is done, no item
 // starts, and Map returns that error, or ctx.Err(), with the results of the
 // calls that returned nil; the others are the zero R. Map panics if f is nil.
 func Map[E, R any](ctx context.Context, q *Queue, items []E, f func(context.Context, E) (R, error)) ([]R, error) {
@@ -82,7 +62,7 @@ func Map[E, R any](ctx context.Context, q *Queue, items []E, f func(context.Cont
 	mustQueue(q, "Map")
 	out := make([]R, len(items))
 	var b *bulk
-	b = newBulk(ctx, q, len(items), q.Limit(), func(ctx context.Context, lo, hi int) error {
+	b = newBulk(ctx, q, len(items), q.s.Limit(), func(ctx context.Context, lo, hi int) error {
 		for i := lo; i < hi && !b.stop.Load(); i++ {
 			v, err := f(ctx, items[i])
 			if err != nil {
@@ -100,7 +80,7 @@ func Map[E, R any](ctx context.Context, q *Queue, items []E, f func(context.Cont
 // cost fewer claims.
 const chunksEach = 8
 
-// A bulk is a call of Apply, ForEach or Map: the caller and helper tasks on
+// A bulk is a call of Apply or Map: the caller and helper tasks on
 // the queue (the same bulk, queued once per helper) claim chunks of the range
 // until none is left.
 type bulk struct {

@@ -45,8 +45,8 @@ func TestApplyChunks(t *testing.T) {
 		}
 		synctest.Wait()
 		s := q.Stats()
-		if tasks := s.Completed + s.Canceled; tasks > uint64(q.Limit()) {
-			t.Errorf("Apply of 1e6 iterations took %d tasks of the queue; want at most %d", tasks, q.Limit())
+		if tasks := s.Completed + s.Canceled; tasks > uint64(q.Stats().Limit) {
+			t.Errorf("Apply of 1e6 iterations took %d tasks of the queue; want at most %d", tasks, q.Stats().Limit)
 		}
 	})
 }
@@ -202,7 +202,6 @@ func TestBulkMisuse(t *testing.T) {
 		{"Apply(nil)", func() { taskqueue.Apply(ctx, q, 1, nil) }, "taskqueue: Apply with a nil function"},
 		{"Apply(nil queue)", func() { taskqueue.Apply(ctx, nil, 1, func(int) {}) }, "taskqueue: Apply with a nil queue"},
 		{"Map(nil)", func() { taskqueue.Map[int, int](ctx, q, nil, nil) }, "taskqueue: Map with a nil function"},
-		{"ForEach(nil)", func() { taskqueue.ForEach[int](ctx, q, nil, nil) }, "taskqueue: ForEach with a nil function"},
 	} {
 		if got := fmt.Sprint(panicValue(c.f)); got != c.want {
 			t.Errorf("%s panicked with %q; want %q", c.name, got, c.want)
@@ -248,30 +247,32 @@ func TestMapError(t *testing.T) {
 	})
 }
 
-func TestForEach(t *testing.T) {
+// TestMapWithoutResults: Map with no results to keep, the parallel loop
+// over items that stops at the first error.
+func TestMapWithoutResults(t *testing.T) {
 	forEachKind(t, func(t *testing.T, k queueKind) {
 		q := k.new()
 		var sum atomic.Int64
 		items := []int64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
-		if err := taskqueue.ForEach(t.Context(), q, items, func(_ context.Context, v int64) error {
+		if _, err := taskqueue.Map(t.Context(), q, items, func(_ context.Context, v int64) (struct{}, error) {
 			time.Sleep(time.Duration(v) * time.Millisecond)
 			sum.Add(v)
-			return nil
+			return struct{}{}, nil
 		}); err != nil || sum.Load() != 55 {
-			t.Errorf("ForEach = %v, sum %d; want nil, 55", err, sum.Load())
+			t.Errorf("Map = %v, sum %d; want nil, 55", err, sum.Load())
 		}
 		errBoom := errors.New("boom")
 		var started atomic.Int32
-		err := taskqueue.ForEach(t.Context(), q, make([]int, 1000), func(context.Context, int) error {
+		_, err := taskqueue.Map(t.Context(), q, make([]int, 1000), func(context.Context, int) (struct{}, error) {
 			started.Add(1)
 			time.Sleep(time.Millisecond)
-			return errBoom
+			return struct{}{}, errBoom
 		})
 		if err != errBoom {
-			t.Errorf("ForEach = %v; want boom", err)
+			t.Errorf("Map = %v; want boom", err)
 		}
-		if n := started.Load(); n > int32(q.Limit()) {
-			t.Errorf("%d items started; want at most the %d that run at once when the first fails", n, q.Limit())
+		if n, limit := started.Load(), q.Stats().Limit; n > int32(limit) {
+			t.Errorf("%d items started; want at most the %d that run at once when the first fails", n, limit)
 		}
 	})
 }

@@ -48,12 +48,9 @@ func (q *Queue) SetLimit(n int) {
 	q.s.SetLimit(n)
 }
 
-// Closed reports whether q is closed: Close, Shutdown or CloseNow was called
+// isClosed reports whether q is closed: Close, Shutdown or CloseNow was called
 // on it or on a target above it.
-func (q *Queue) Closed() bool {
-	q.mustBeMade()
-	return q.s.Closed()
-}
+func (q *Queue) isClosed() bool { return q.s.Closed() }
 
 // idle reports whether q has no task queued or running.
 func (q *Queue) idle() bool {

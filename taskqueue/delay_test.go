@@ -249,8 +249,8 @@ func TestDefaultQueues(t *testing.T) {
 			t.Fatalf("concurrent first use made two default queues")
 		}
 	}
-	if got[0].Limit() != 1 || got[1].Limit() != runtime.GOMAXPROCS(0) {
-		t.Errorf("limits %d, %d; want 1, GOMAXPROCS", got[0].Limit(), got[1].Limit())
+	if got[0].Stats().Limit != 1 || got[1].Stats().Limit != runtime.GOMAXPROCS(0) {
+		t.Errorf("limits %d, %d; want 1, GOMAXPROCS", got[0].Stats().Limit, got[1].Stats().Limit)
 	}
 	for name, f := range map[string]func(){
 		"Close":    func() { taskqueue.DefaultSerial().Close() },

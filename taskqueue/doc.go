@@ -34,7 +34,7 @@
 //   - [Handle.Then] and the generic [Then] queue a task when another returns,
 //     holding no slot and no goroutine while they wait: a stage of a
 //     pipeline hands on its result without waiting for the next stage.
-//   - [Apply], [ForEach] and [Map] run a loop in parallel, in chunks, with the
+//   - [Apply] and [Map] run a loop in parallel, in chunks, with the
 //     calling goroutine taking part, as libdispatch's dispatch_apply does.
 //
 // # Serial queues and re-entry
@@ -50,7 +50,7 @@
 // passes contexts down. A call with another context (context.Background(),
 // or the outer one from inside a nested function) waits behind the task like
 // anyone else's; from inside the task that is forever, and RunSync says so
-// through log/slog after [SlowWaitAfter]. RunSync on an idle queue runs on
+// through log/slog after five seconds. RunSync on an idle queue runs on
 // the caller too, which saves the hand-off to a worker. Two tasks of two
 // queues that wait for each other with RunSync hang as two mutexes taken in
 // opposite orders do; [Waits] shows them.

@@ -17,7 +17,7 @@ var (
 
 	// ErrQueueFull is returned for work submitted to a queue made with
 	// WithMaxQueued that holds as many waiting tasks as it allows, when the
-	// queue's policy is FailWhenFull or when waiting could deadlock.
+	// queue was made WithFailWhenFull or when waiting could deadlock.
 	ErrQueueFull = errors.New("taskqueue: queue full")
 
 	// ErrGoexit is the error of a task that called runtime.Goexit (as

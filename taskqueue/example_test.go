@@ -178,7 +178,7 @@ func ExampleQueue_Stats() {
 	q.Close()
 	q.Go(func() {})
 	fmt.Printf("%+v\n", q.Stats())
-	// Output: {Name:demo Queued:0 Delayed:0 Running:0 Completed:2 Succeeded:1 Failed:0 Panicked:1 Canceled:1 Rejected:1 Wait:{Samples:0 P50:0s P99:0s Max:0s}}
+	// Output: {Name:demo Limit:1 Queued:0 Delayed:0 Running:0 Completed:2 Succeeded:1 Failed:0 Panicked:1 Canceled:1 Rejected:1 Wait:{Samples:0 P50:0s P99:0s Max:0s}}
 }
 
 func ExampleRunAsync() {
@@ -250,7 +250,7 @@ func ExampleFuture_Result() {
 }
 
 func ExampleWithMaxQueued() {
-	q := taskqueue.NewSerial(taskqueue.WithMaxQueued(1, taskqueue.FailWhenFull))
+	q := taskqueue.NewSerial(taskqueue.WithMaxQueued(1), taskqueue.WithFailWhenFull())
 	started, release := make(chan struct{}), make(chan struct{})
 	q.Go(func() { close(started); <-release })
 	<-started              // a running task takes no room
@@ -369,7 +369,7 @@ func ExampleQueue_Suspend() {
 func ExampleQueue_SetLimit() {
 	q := taskqueue.NewConcurrent(2)
 	q.SetLimit(8)
-	fmt.Println(q.Limit())
+	fmt.Println(q.Stats().Limit)
 	// Output: 8
 }
 

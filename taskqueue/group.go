@@ -153,7 +153,7 @@ func (g *Group) init(ctx context.Context, q *Queue, call string, opts []GroupOpt
 		o.applyGroup(g)
 	}
 	if g.width == 0 {
-		g.width = int32(q.Limit())
+		g.width = int32(q.s.Limit())
 	}
 	if g.failFast {
 		g.ctx, g.cancel = context.WithCancelCause(ctx)
@@ -173,7 +173,7 @@ func (g *Group) init(ctx context.Context, q *Queue, call string, opts []GroupOpt
 //
 // Go blocks only where RunAsync would, and only while the group has fewer
 // tasks on the queue than it may: on a full queue made WithMaxQueued and
-// WaitWhenFull, until there is room or the group's context is done.
+// without WithFailWhenFull, until there is room or the group's context is done.
 func (g *Group) Go(f func(context.Context) error) {
 	if f == nil {
 		nilFunc("Group.Go")
@@ -187,7 +187,7 @@ func (g *Group) add(m *member) {
 	if g.watch && g.ctx.Err() != nil {
 		g.abort(context.Cause(g.ctx), false)
 	}
-	if g.q.Closed() {
+	if g.q.isClosed() {
 		if g.state.Load()&stateEnded != 0 {
 			panic("taskqueue: Group.Go after Wait returned: a group is used once")
 		}
@@ -295,7 +295,7 @@ func (g *Group) mustNotWaitForItself(ctx context.Context, call string) {
 	if isMemberOf(ctx, g) {
 		panic("taskqueue: " + call + " from a member of the group, which would wait for itself")
 	}
-	if g.q.Limit() == 1 && g.q.s.Holds(slotOf(ctx)) {
+	if g.q.s.Limit() == 1 && g.q.s.Holds(slotOf(ctx)) {
 		panic("taskqueue: " + call + " from a task of the group's own serial queue, which would wait for itself")
 	}
 }

@@ -170,16 +170,17 @@ func ExampleMap() {
 	// Output: [5 5 3] <nil>
 }
 
-// ForEach stops at the first error: items not started by then never start.
-func ExampleForEach() {
+// Map stops at the first error: items not started by then never start. With
+// nothing to return, it is a parallel for-each.
+func ExampleMap_forEach() {
 	q := taskqueue.NewSerial()
-	err := taskqueue.ForEach(context.Background(), q, []string{"a.txt", "b.txt", "c.txt"},
-		func(_ context.Context, name string) error {
+	_, err := taskqueue.Map(context.Background(), q, []string{"a.txt", "b.txt", "c.txt"},
+		func(_ context.Context, name string) (struct{}, error) {
 			fmt.Println("save", name)
 			if name == "b.txt" {
-				return errors.New("disk full")
+				return struct{}{}, errors.New("disk full")
 			}
-			return nil
+			return struct{}{}, nil
 		})
 	fmt.Println(err)
 	// Output:

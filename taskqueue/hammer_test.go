@@ -50,9 +50,9 @@ func TestHammer(t *testing.T) {
 		opts   []taskqueue.Option
 	}{
 		{kinds[0], "close", nil},
-		{kinds[0], "closeNow", []taskqueue.Option{taskqueue.WithMaxQueued(512, taskqueue.WaitWhenFull)}},
+		{kinds[0], "closeNow", []taskqueue.Option{taskqueue.WithMaxQueued(512)}},
 		{kinds[2], "closeNow", nil},
-		{kinds[2], "shutdown", []taskqueue.Option{taskqueue.WithMaxQueued(4096, taskqueue.FailWhenFull)}},
+		{kinds[2], "shutdown", []taskqueue.Option{taskqueue.WithMaxQueued(4096), taskqueue.WithFailWhenFull()}},
 		{kinds[3], "close", nil},
 		{kinds[5], "closeNow", nil},
 	}

@@ -184,7 +184,7 @@ func (k *Keyed[K]) Total() Stats {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	st := k.retired
-	st.Name = k.name
+	st.Name, st.Limit = k.name, k.target.s.Limit() // the lanes together run up to the target's limit
 	for _, l := range k.lanes {
 		add(&st, l.stats())
 	}

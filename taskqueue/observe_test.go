@@ -65,7 +65,7 @@ func TestObserverSeesEveryTask(t *testing.T) {
 		q.Close()
 		rec.mu.Lock()
 		defer rec.mu.Unlock()
-		tasks := 8 + q.Limit() // the blockers too
+		tasks := 8 + q.Stats().Limit // the blockers too
 		if rec.started != tasks || len(rec.ended) != tasks {
 			t.Fatalf("observer saw %d starts and %d ends; want %d each", rec.started, len(rec.ended), tasks)
 		}

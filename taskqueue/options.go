@@ -18,9 +18,9 @@ func (f optionFunc) apply(o *options) { f(o) }
 type options struct {
 	onPanic   func(*PanicError) // never nil after buildOptions
 	maxQueued int               // 0: unbounded
-	whenFull  FullPolicy
-	target    *Queue // nil: a root queue
-	targets   int    // WithTarget options given: more than one is a mistake
+	failFull  bool              // WithFailWhenFull
+	target    *Queue            // nil: a root queue
+	targets   int               // WithTarget options given: more than one is a mistake
 	priority  int
 	quantum   int
 	onIdle    func() // for the lanes of a Keyed
@@ -35,6 +35,9 @@ func buildOptions(opts []Option) options {
 	}
 	if o.targets > 1 {
 		panic("taskqueue: WithTarget given more than once: a queue has one target")
+	}
+	if o.failFull && o.maxQueued == 0 {
+		panic("taskqueue: WithFailWhenFull without WithMaxQueued: an unbounded queue is never full")
 	}
 	return o
 }
@@ -66,32 +69,25 @@ func WithPanicHandler(h func(*PanicError)) Option {
 	return optionFunc(func(o *options) { o.onPanic = h })
 }
 
-// A FullPolicy says what submitting to a full queue does; see WithMaxQueued.
-type FullPolicy int
-
-const (
-	// WaitWhenFull makes submissions that take a context wait for room until
-	// their context is done. Go, which takes none, fails with ErrQueueFull.
-	WaitWhenFull FullPolicy = iota
-	// FailWhenFull makes every submission to a full queue fail at once with
-	// ErrQueueFull.
-	FailWhenFull
-)
-
 // WithMaxQueued bounds the number of tasks a queue holds that have not
-// started, delayed tasks included, at n. What a submission to a full queue
-// does is set by whenFull. A task of the queue that submits to its own full
-// queue never waits, since it could be waiting for itself: it gets
-// ErrQueueFull. Without this option a queue is unbounded.
-// WithMaxQueued panics if n < 1.
-func WithMaxQueued(n int, whenFull FullPolicy) Option {
+// started, delayed tasks included, at n. A submission to a full queue that
+// takes a context waits for room until its context is done; Go, which takes
+// none, fails with ErrQueueFull, and so does every submission with
+// WithFailWhenFull. A task of the queue that submits to its own full queue
+// never waits, since it could be waiting for itself: it gets ErrQueueFull.
+// Without this option a queue is unbounded. WithMaxQueued panics if n < 1.
+func WithMaxQueued(n int) Option {
 	if n < 1 {
 		panic(fmt.Sprintf("taskqueue: WithMaxQueued(%d): bound must be positive", n))
 	}
-	if whenFull != WaitWhenFull && whenFull != FailWhenFull {
-		panic(fmt.Sprintf("taskqueue: WithMaxQueued: unknown FullPolicy %d", whenFull))
-	}
-	return optionFunc(func(o *options) { o.maxQueued, o.whenFull = n, whenFull })
+	return optionFunc(func(o *options) { o.maxQueued = n })
+}
+
+// WithFailWhenFull makes every submission to a queue full to its
+// WithMaxQueued bound fail at once with ErrQueueFull, instead of waiting for
+// room. A queue made with it and without WithMaxQueued panics when made.
+func WithFailWhenFull() Option {
+	return optionFunc(func(o *options) { o.failFull = true })
 }
 
 // WithTarget makes the queue a child of target: it runs its tasks on

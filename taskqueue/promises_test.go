@@ -27,7 +27,7 @@ func TestCloseNowCancelsEveryQueuedTask(t *testing.T) {
 			// The tasks are queued before the workers start, so that a worker
 			// takes a run of them at once behind the task that blocks.
 			gate := make(chan struct{})
-			for range q.Limit() {
+			for range q.Stats().Limit {
 				q.Go(func() { <-gate })
 			}
 			release := func() { close(gate) }

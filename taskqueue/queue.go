@@ -24,7 +24,7 @@ type Queue struct {
 	s         *scheduler.Scheduler
 	onPanic   func(*PanicError)
 	bounded   bool // made WithMaxQueued
-	failFull  bool // FailWhenFull: never wait for room
+	failFull  bool // WithFailWhenFull: never wait for room
 	isDefault bool // DefaultSerial or DefaultConcurrent, which cannot be closed
 	serial    bool // made by NewSerial: its limit stays 1
 	name      string
@@ -72,7 +72,7 @@ func NewConcurrent(n int, opts ...Option) *Queue {
 
 func newQueue(limit int, opts []Option) *Queue {
 	o := buildOptions(opts)
-	q := &Queue{onPanic: o.onPanic, bounded: o.maxQueued > 0, failFull: o.whenFull == FailWhenFull,
+	q := &Queue{onPanic: o.onPanic, bounded: o.maxQueued > 0, failFull: o.failFull,
 		name: o.name, observer: o.observer}
 	sopts := []scheduler.Option{scheduler.WithPanicHandler(q.goPanicked)}
 	if o.name != "" {
@@ -98,12 +98,6 @@ func newQueue(limit int, opts []Option) *Queue {
 func (q *Queue) goPanicked(p *PanicError) {
 	q.panicked.Add(1)
 	q.onPanic(p)
-}
-
-// Limit returns the most tasks q runs at once: 1 for a serial queue.
-func (q *Queue) Limit() int {
-	q.mustBeMade()
-	return q.s.Limit()
 }
 
 // Go submits f to run on q and returns at once, with no handle. It never
@@ -241,7 +235,7 @@ func (q *Queue) reject(h *Handle, err error) {
 }
 
 // mayWait reports whether a submission with ctx may wait for room: only on a
-// bounded queue with the WaitWhenFull policy, and only from outside the
+// bounded queue without WithFailWhenFull, and only from outside the
 // queue's own tasks (by ctx: see RunSync), which could otherwise wait for
 // themselves.
 func (q *Queue) mayWait(ctx context.Context) bool {

@@ -171,7 +171,7 @@ func TestCanceledTasksBehindAStuckHeadFreeTheirMemory(t *testing.T) {
 		n = 100_000
 	}
 	ctx := context.Background()
-	q := taskqueue.NewSerial(taskqueue.WithMaxQueued(4, taskqueue.FailWhenFull))
+	q := taskqueue.NewSerial(taskqueue.WithMaxQueued(4), taskqueue.WithFailWhenFull())
 	release := make(chan struct{})
 	started := make(chan struct{})
 	q.Go(func() { close(started); <-release }) // the running task, stuck

@@ -37,7 +37,7 @@ import (
 // of an outer function in place of the nested one's) is an outsider that
 // waits behind the task; from inside the task, on a serial queue, it would
 // wait forever, and RunSync logs a warning through log/slog when a call has
-// waited SlowWaitAfter behind a task that is still running. A task submitted
+// waited five seconds behind a task that is still running. A task submitted
 // with Go receives no context: one that needs RunSync on its own queue is
 // submitted with RunAsync.
 //
@@ -78,11 +78,11 @@ func RunSync[T any](ctx context.Context, q *Queue, f func(context.Context) (T, e
 	return v, err
 }
 
-// SlowWaitAfter is how long a RunSync may wait behind a task that is still
+// slowWaitAfter is how long a RunSync may wait behind a task that is still
 // running, the same one all along, before RunSync warns through log/slog
 // that it may be waiting for itself: a call from inside a task, with a
 // context that is not the task's, can never run on a serial queue.
-const SlowWaitAfter = 5 * time.Second
+const slowWaitAfter = 5 * time.Second
 
 func (q *Queue) runSync(ctx context.Context, f func(context.Context) error) error {
 	q.mustBeMade()

@@ -5,6 +5,7 @@ import "github.com/taskqueue-go/taskqueue/scheduler"
 // Stats describes the state of a queue and what it has done.
 type Stats struct {
 	Name      string // the queue's name (see WithName)
+	Limit     int    // the most tasks it runs at once (SetLimit): 1 if serial
 	Queued    int    // tasks waiting for their turn
 	Delayed   int    // tasks waiting for their due time
 	Running   int    // tasks running now
@@ -32,6 +33,7 @@ func (q *Queue) Stats() Stats {
 	completed := max(s.Completed+inner, skipped) - skipped
 	return Stats{
 		Name:      q.name,
+		Limit:     q.s.Limit(),
 		Queued:    s.Pending,
 		Delayed:   delayed,
 		Running:   s.Running,

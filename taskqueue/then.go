@@ -70,7 +70,7 @@ func (q *Queue) follow(ctx context.Context, prev, h *Handle, t scheduler.Task, c
 		q.reject(h, err)
 		return
 	}
-	if q.Closed() {
+	if q.isClosed() {
 		q.reject(h, ErrClosed)
 		return
 	}

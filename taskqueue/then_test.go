@@ -186,22 +186,22 @@ func TestThenFullQueue(t *testing.T) {
 		ctx := t.Context()
 		first := taskqueue.NewSerial().RunAsync(ctx, func(context.Context) error { return nil })
 		first.Wait(ctx)
-		fail := taskqueue.NewSerial(taskqueue.WithMaxQueued(1, taskqueue.FailWhenFull))
+		fail := taskqueue.NewSerial(taskqueue.WithMaxQueued(1), taskqueue.WithFailWhenFull())
 		release := block(t, fail)
 		fail.Go(func() {}) // fills it
 		if err := first.Then(ctx, fail, func(context.Context) error { return nil }).Err(); err != taskqueue.ErrQueueFull {
-			t.Errorf("continuation on a full FailWhenFull queue: Err() = %v; want ErrQueueFull", err)
+			t.Errorf("continuation on a full WithFailWhenFull queue: Err() = %v; want ErrQueueFull", err)
 		}
 		release()
 
-		wait := taskqueue.NewSerial(taskqueue.WithMaxQueued(1, taskqueue.WaitWhenFull))
+		wait := taskqueue.NewSerial(taskqueue.WithMaxQueued(1))
 		release = block(t, wait)
 		wait.Go(func() {})
 		var ran atomic.Bool
 		h := first.Then(ctx, wait, func(context.Context) error { ran.Store(true); return nil })
 		synctest.Wait()
 		if h.IsDone() {
-			t.Fatal("continuation on a full WaitWhenFull queue did not wait for room")
+			t.Fatal("continuation on a full waiting queue did not wait for room")
 		}
 		release()
 		if err := h.Wait(ctx); err != nil || !ran.Load() {

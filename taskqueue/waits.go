@@ -57,7 +57,7 @@ func (q *Queue) addWait(c *syncCall) {
 	}
 	q.waits = c
 	if q.slow == nil {
-		q.slow = time.AfterFunc(SlowWaitAfter, q.checkSlow)
+		q.slow = time.AfterFunc(slowWaitAfter, q.checkSlow)
 	}
 	q.mu.Unlock()
 }
@@ -83,7 +83,7 @@ func (q *Queue) removeWait(c *syncCall) {
 }
 
 // checkSlow warns, once per call, of each RunSync that has waited
-// SlowWaitAfter while no task of its queue ended, and watches on while calls
+// slowWaitAfter while no task of its queue ended, and watches on while calls
 // wait.
 func (q *Queue) checkSlow() {
 	now := time.Now()
@@ -93,11 +93,11 @@ func (q *Queue) checkSlow() {
 	if q.slow == nil {
 		return
 	}
-	next := SlowWaitAfter
+	next := slowWaitAfter
 	for c := q.waits; c != nil; c = c.next {
 		waited := now.Sub(c.since)
-		if waited < SlowWaitAfter {
-			next = min(next, SlowWaitAfter-waited)
+		if waited < slowWaitAfter {
+			next = min(next, slowWaitAfter-waited)
 			continue
 		}
 		if !c.warned && progress == c.progress {

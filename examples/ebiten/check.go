@@ -75,7 +75,7 @@ func (c *check) report(g *game) error {
 	}
 	loadFrames := len(g.assets.perTick)
 	fmt.Printf("loading: %d assets decoded on %d workers, made into images over %d frames (at most %d in one; budget %v a frame)\n",
-		g.assets.loaded, g.decoders.Limit(), loadFrames, slices.Max(append(g.assets.perTick, 0)), applyBudget)
+		g.assets.loaded, g.decoders.Stats().Limit, loadFrames, slices.Max(append(g.assets.perTick, 0)), applyBudget)
 	fmt.Printf("playing: %d frames; done after %d frames in all\n", g.frames[scenePlaying], g.l.Frame())
 	fmt.Printf("screenshot at tick %d of the playing scene: %s\n", c.shot.tick, c.path)
 	return errors.Join(errs...)

@@ -130,7 +130,7 @@ func run(players, commands, senders int) (string, error) {
 		}
 	}
 	return fmt.Sprintf("%d players, %d commands each, applied in order on %d slots (world %016x, %d lanes left)",
-		players, commands, pool.Limit(), h, lanes.Lanes()), nil
+		players, commands, pool.Stats().Limit, h, lanes.Lanes()), nil
 }
 
 // command returns player id's c-th command, the same in every run.
