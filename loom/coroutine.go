@@ -49,10 +49,11 @@ type Coroutine struct {
 	waitCh   <-chan struct{} // the channel of a WaitFor on a foreign Waitable
 	waiters  []*Coroutine    // coroutines waiting for it
 	panicked *PanicError
-	frame    int64       // the frame in which it was started
-	refused  bool        // its yield has reported false: the body must return
-	unwatch  func() bool // stops the watch of its context (StartCoroutineContext)
-	liveIdx  int         // its index in the loom's live list while it runs
+	frame    int64           // the frame in which it was started
+	refused  bool            // its yield has reported false: the body must return
+	unwatch  func() bool     // stops the watch of its context (StartCoroutineContext)
+	ctx      context.Context // StartCoroutineContext's; nil otherwise
+	liveIdx  int             // its index in the loom's live list while it runs
 
 	mu   sync.Mutex // guards the fields below, which any goroutine reads
 	done bool
@@ -184,6 +185,7 @@ func (l *Loom) startCoroutine(s *Scope, body func(yield func(Instruction) bool),
 			c.complete(ErrStopped)
 			return c
 		}
+		c.ctx = ctx
 		c.unwatch = context.AfterFunc(ctx, func() { l.stopCoroutine(c, ErrStopped) })
 	}
 	l.mu.Lock()
@@ -330,6 +332,13 @@ func (c *Coroutine) yield(yield func(Instruction) bool) func(Instruction) bool {
 
 // resume runs c up to its next yield, or its end.
 func (l *Loom) resume(c *Coroutine) {
+	if c.ctx != nil && c.ctx.Err() != nil {
+		// Its context ended: it is stopped now, before the watch of its
+		// context, which runs on a goroutine of its own, gets to it.
+		c.stopReq.Store(true)
+		l.stopNow(c, ErrStopped)
+		return
+	}
 	co := &l.co
 	outer := co.current
 	co.current = c

@@ -84,7 +84,7 @@ func (q *Queue) runDue() {
 	for q.delayed.len() > 0 && !q.delayed.top().due.After(now) {
 		d := q.delayed.pop()
 		h := d.r.handle()
-		if h.IsDone() {
+		if h.settled() {
 			q.dead-- // canceled while it waited; its room was given back then
 			continue
 		}
@@ -96,7 +96,7 @@ func (q *Queue) runDue() {
 // armLocked drops canceled entries from the top of the heap and sets the
 // timer for the earliest task left, or stops it if none is left.
 func (q *Queue) armLocked(now time.Time) {
-	for q.delayed.len() > 0 && q.delayed.top().r.handle().IsDone() {
+	for q.delayed.len() > 0 && q.delayed.top().r.handle().settled() {
 		q.delayed.pop()
 		q.dead--
 	}
@@ -137,7 +137,7 @@ func (q *Queue) cancelDelayed(h *Handle, err error) bool {
 		return q.dequeue(h, scheduler.ID(id), err)
 	}
 	defer q.mu.Unlock()
-	if h.IsDone() {
+	if h.settled() {
 		return false // done, or never accepted
 	}
 	res := h.reservation()
@@ -167,7 +167,7 @@ func (q *Queue) cancelDelayedAll(err error, close bool) int {
 	}
 	n := 0
 	for _, d := range q.delayed.drain() {
-		if h := d.r.handle(); !h.IsDone() {
+		if h := d.r.handle(); !h.settled() {
 			d.res.Cancel()
 			h.finish(err)
 			n++

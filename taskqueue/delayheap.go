@@ -51,7 +51,7 @@ func (h *delayHeap) pop() waiting { return h.h.Pop() }
 
 // compact drops the entries of tasks that are done.
 func (h *delayHeap) compact() {
-	h.h.Filter(func(e *delayheap.Entry[waiting]) bool { return !e.V.r.handle().IsDone() })
+	h.h.Filter(func(e *delayheap.Entry[waiting]) bool { return !e.V.r.handle().settled() })
 }
 
 // drain removes every entry and returns them in no particular order.

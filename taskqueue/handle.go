@@ -89,8 +89,25 @@ func (h *Handle) init(ctx context.Context, q *Queue) {
 func (h *Handle) ctx() context.Context { return h.tc.Context }
 
 // IsDone reports, without blocking, whether the task is done: it returned,
-// panicked, was canceled, or was not accepted.
+// panicked, was canceled, or was not accepted. A task whose context is done
+// before it starts is canceled by the first of IsDone, Err, Done or Wait
+// that sees it, if the queue has not reached it first, so that IsDone
+// reports true as soon as Done's channel would be closed.
 func (h *Handle) IsDone() bool {
+	if h.settled() {
+		return true
+	}
+	if ctx := h.ctx(); ctx != nil && h.q != nil {
+		if err := ctx.Err(); err != nil {
+			h.q.cancel(h, err) // does nothing if the task has started
+			return h.settled()
+		}
+	}
+	return false
+}
+
+// settled reports whether the task has its outcome.
+func (h *Handle) settled() bool {
 	s := h.state.Load()
 	return s != nil && s.kind == outcome
 }
@@ -147,6 +164,9 @@ func find(top *node, kind nodeKind) *node {
 // was accepted; ErrQueueFull if it was not accepted because the queue was
 // full.
 func (h *Handle) Err() error {
+	if !h.IsDone() {
+		return nil
+	}
 	s := h.state.Load()
 	if s == nil || s.kind != outcome {
 		return nil

@@ -103,7 +103,7 @@ func (k *Keyed[K]) RunAsync(ctx context.Context, key K, f func(context.Context) 
 	}
 	l := k.acquire(key)
 	h := l.q.RunAsync(ctx, f)
-	k.release(l, h.IsDone())
+	k.release(l, h.settled())
 	return h
 }
 
@@ -116,7 +116,7 @@ func (k *Keyed[K]) RunAfter(ctx context.Context, key K, d time.Duration, f func(
 	}
 	l := k.acquire(key)
 	h := l.q.RunAfter(ctx, d, f)
-	k.release(l, h.IsDone())
+	k.release(l, h.settled())
 	return h
 }
 
