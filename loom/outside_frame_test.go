@@ -42,8 +42,7 @@ func quietHandler(panics *atomic.Int32) loom.Option {
 // posted during a frame waits for the next.
 func TestOutsideFramePhaseOrder(t *testing.T) {
 	var lg log
-	var l *loom.Loom
-	l = loom.New(loom.ManualClock(), loom.WithFixedStep(10*time.Millisecond, func(time.Duration) { lg.add("step") }))
+	l := loom.New(loom.ManualClock(), loom.WithFixedStep(10*time.Millisecond, func(time.Duration) { lg.add("step") }))
 	l.StartCoroutine(func(yield func(loom.Instruction) bool) {
 		for i := 0; ; i++ {
 			lg.add("co%d", i)
