@@ -1,0 +1,728 @@
+package loom_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/taskqueue-go/taskqueue/loom"
+)
+
+type log struct {
+	mu sync.Mutex
+	s  []string
+}
+
+func (l *log) add(format string, a ...any) {
+	l.mu.Lock()
+	l.s = append(l.s, fmt.Sprintf(format, a...))
+	l.mu.Unlock()
+}
+func (l *log) take() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	r := strings.Join(l.s, " ")
+	l.s = nil
+	return r
+}
+
+func quietHandler(panics *atomic.Int32) loom.Option {
+	return loom.WithPanicHandler(func(*loom.PanicError) { panics.Add(1) })
+}
+
+// A frame runs fixed steps, posted actions in order, due delayed actions in due
+// order (unscaled before scaled, posting order on ties), then coroutines; work
+// posted during a frame waits for the next.
+func TestOutsideFramePhaseOrder(t *testing.T) {
+	var lg log
+	l := loom.New(loom.ManualClock(), loom.WithFixedStep(10*time.Millisecond, func(time.Duration) { lg.add("step") }))
+	l.StartCoroutine(func(yield func(loom.Instruction) bool) {
+		for i := 0; ; i++ {
+			lg.add("co%d", i)
+			if !yield(loom.NextFrame()) {
+				return
+			}
+		}
+	})
+	l.PostAfterScaled(10*time.Millisecond, func() { lg.add("scaledA") })
+	l.PostAfter(20*time.Millisecond, func() { lg.add("late") })
+	l.PostAfter(10*time.Millisecond, func() { lg.add("unscaledA") })
+	l.PostAfter(10*time.Millisecond, func() { lg.add("unscaledB") })
+	l.PostAfter(5*time.Millisecond, func() { lg.add("early") })
+	l.Post(func() {
+		lg.add("a1")
+		l.Post(func() { lg.add("nested") })
+		l.PostAfter(0, func() { lg.add("nestedDelay0") })
+	})
+	l.Post(func() { lg.add("a2") })
+	l.UpdateDelta(10 * time.Millisecond)
+	if got, want := lg.take(), "step a1 a2 early unscaledA unscaledB scaledA co0"; got != want {
+		t.Errorf("frame 1: %q\nwant     %q", got, want)
+	}
+	l.UpdateDelta(10 * time.Millisecond)
+	if got, want := lg.take(), "step nested nestedDelay0 late co1"; got != want {
+		t.Errorf("frame 2: %q\nwant     %q", got, want)
+	}
+	l.Close()
+	if got := lg.take(); got != "" {
+		t.Errorf("Close ran %q", got)
+	}
+}
+
+// A budget of n actions runs at most n posted and n delayed actions a frame,
+// carrying the rest over in order, ahead of newer posts.
+func TestOutsideBudgetCarriesOverInOrder(t *testing.T) {
+	var lg log
+	l := loom.New(loom.ManualClock(), loom.WithBudget(2, 0))
+	for i := range 5 {
+		l.Post(func() { lg.add("p%d", i) })
+	}
+	for i := range 3 {
+		l.PostAfter(time.Millisecond, func() { lg.add("d%d", i) })
+	}
+	l.UpdateDelta(time.Millisecond)
+	if st := l.LastFrame(); st.Actions != 2 || st.Delayed != 2 || st.CarriedOver != 3 || st.Pending != 1 {
+		t.Errorf("frame 1 stats %+v", st)
+	}
+	l.Post(func() { lg.add("new") })
+	l.UpdateDelta(time.Millisecond)
+	l.UpdateDelta(time.Millisecond)
+	l.UpdateDelta(time.Millisecond)
+	got := lg.take()
+	want := "p0 p1 d0 d1 p2 p3 d2 p4 new"
+	if got != want {
+		t.Errorf("budgeted frames ran %q, want %q", got, want)
+	}
+	l.Close()
+}
+
+// A panicking action, timer or predicate is reported and the frame goes on; a
+// panicking coroutine ends alone with a *PanicError and its waiters resume.
+func TestOutsidePanicsAreContained(t *testing.T) {
+	var panics atomic.Int32
+	var lg log
+	l := loom.New(loom.ManualClock(), quietHandler(&panics), loom.WithName("arena"))
+	l.Post(func() { panic("action") })
+	l.Post(func() { lg.add("after") })
+	l.PostAfter(0, func() { panic("timer") })
+	l.PostAfter(0, func() { lg.add("timer2") })
+	bad := l.StartCoroutine(func(yield func(loom.Instruction) bool) {
+		yield(loom.NextFrame())
+		panic("co")
+	})
+	pred := l.StartCoroutine(func(yield func(loom.Instruction) bool) {
+		defer lg.add("predDefer")
+		if yield(loom.WaitUntil(func() bool { panic("pred") })) {
+			lg.add("pred resumed")
+		}
+	})
+	waiter := l.StartCoroutine(func(yield func(loom.Instruction) bool) {
+		yield(loom.WaitFor(bad))
+		lg.add("waiter resumed")
+	})
+	good := l.StartCoroutine(func(yield func(loom.Instruction) bool) {
+		for i := range 3 {
+			yield(loom.NextFrame())
+			lg.add("good%d", i)
+		}
+	})
+	for range 4 {
+		l.UpdateDelta(time.Millisecond)
+	}
+	got := lg.take()
+	for _, w := range []string{"after", "timer2", "predDefer", "waiter resumed", "good2"} {
+		if !strings.Contains(got, w) {
+			t.Errorf("log %q lacks %q", got, w)
+		}
+	}
+	if strings.Contains(got, "pred resumed") {
+		t.Errorf("a coroutine resumed after its predicate panicked")
+	}
+	var pe *loom.PanicError
+	if !errors.As(bad.Err(), &pe) || fmt.Sprint(pe.Value) != "co" || pe.Source != "arena" {
+		t.Errorf("panicked coroutine Err %v", bad.Err())
+	}
+	if !errors.As(pred.Err(), &pe) {
+		t.Errorf("coroutine whose predicate panicked: Err %v", pred.Err())
+	}
+	if waiter.Err() != nil || good.Err() != nil || !waiter.IsDone() || !good.IsDone() {
+		t.Errorf("others: waiter %v good %v", waiter.Err(), good.Err())
+	}
+	if panics.Load() != 4 {
+		t.Errorf("handler saw %d panics, want 4", panics.Load())
+	}
+	l.Close()
+}
+
+// Stop from another goroutine racing with frames: at most one resume after Stop
+// returns, defers run once, Err is ErrStopped.
+func TestOutsideStopRacesFrames(t *testing.T) {
+	for round := range 200 {
+		l := loom.New(loom.ManualClock())
+		var resumes, defers atomic.Int32
+		var began atomic.Bool
+		c := l.StartCoroutine(func(yield func(loom.Instruction) bool) {
+			began.Store(true)
+			defer defers.Add(1)
+			for yield(loom.NextFrame()) {
+				resumes.Add(1)
+			}
+		})
+		stopped := make(chan int32)
+		go func() {
+			for range round % 7 {
+				// let some frames pass
+			}
+			c.Stop()
+			stopped <- resumes.Load()
+		}()
+		var at int32
+	loop:
+		for {
+			select {
+			case at = <-stopped:
+				break loop
+			default:
+				l.UpdateDelta(time.Millisecond)
+			}
+		}
+		for range 3 {
+			l.UpdateDelta(time.Millisecond)
+		}
+		if r := resumes.Load(); r > at+1 {
+			t.Fatalf("round %d: %d resumes after Stop returned (at %d)", round, r-at, at)
+		}
+		wantDefers := int32(0)
+		if began.Load() {
+			wantDefers = 1
+		}
+		if defers.Load() != wantDefers || !errors.Is(c.Err(), loom.ErrStopped) || !c.IsDone() {
+			t.Fatalf("round %d: defers %d, Err %v", round, defers.Load(), c.Err())
+		}
+		if c.Stop() {
+			t.Fatalf("second Stop reported true")
+		}
+		l.Close()
+	}
+}
+
+// StopAllCoroutines from another goroutine stops every coroutine started before
+// it returns, those not begun included, which never begin.
+func TestOutsideStopAllFromOtherGoroutine(t *testing.T) {
+	l := loom.New(loom.ManualClock())
+	var began atomic.Int32
+	var cs []*loom.Coroutine
+	done := make(chan struct{})
+	go func() {
+		for range 50 {
+			cs = append(cs, l.StartCoroutine(func(yield func(loom.Instruction) bool) {
+				began.Add(1)
+				for yield(loom.NextFrame()) {
+				}
+			}))
+		}
+		l.StopAllCoroutines()
+		close(done)
+	}()
+	<-done
+	l.UpdateDelta(time.Millisecond)
+	l.UpdateDelta(time.Millisecond)
+	if began.Load() != 0 {
+		t.Errorf("%d coroutines stopped before they began ran anyway", began.Load())
+	}
+	for i, c := range cs {
+		if !c.IsDone() || !errors.Is(c.Err(), loom.ErrStopped) {
+			t.Fatalf("coroutine %d: done %v err %v", i, c.IsDone(), c.Err())
+		}
+	}
+	// Started after StopAll returned: runs.
+	c := l.StartCoroutine(func(yield func(loom.Instruction) bool) { began.Add(1) })
+	l.UpdateDelta(time.Millisecond)
+	if !c.IsDone() || c.Err() != nil || began.Load() != 1 {
+		t.Errorf("coroutine started after StopAll: done %v err %v began %d", c.IsDone(), c.Err(), began.Load())
+	}
+	l.Close()
+}
+
+// StopAllCoroutines called from a coroutine also stops the coroutines started in
+// that frame, and the caller itself.
+func TestOutsideStopAllFromCoroutine(t *testing.T) {
+	l := loom.New(loom.ManualClock())
+	var lg log
+	var inner *loom.Coroutine
+	self := l.StartCoroutine(func(yield func(loom.Instruction) bool) {
+		defer lg.add("selfDefer")
+		inner = l.StartCoroutine(func(yield func(loom.Instruction) bool) {
+			lg.add("innerBegan")
+			yield(loom.NextFrame())
+		})
+		l.StopAllCoroutines()
+		if yield(loom.NextFrame()) {
+			lg.add("selfResumed")
+		}
+	})
+	l.UpdateDelta(time.Millisecond)
+	l.UpdateDelta(time.Millisecond)
+	if got := lg.take(); got != "selfDefer" {
+		t.Errorf("log %q, want selfDefer only", got)
+	}
+	if !errors.Is(self.Err(), loom.ErrStopped) || !errors.Is(inner.Err(), loom.ErrStopped) {
+		t.Errorf("self %v inner %v", self.Err(), inner.Err())
+	}
+	l.Close()
+}
+
+// Close runs the actions already posted, completes timers with ErrClosed, stops
+// coroutines with ErrClosed (defers run, unbegun never run); later posts fail.
+func TestOutsideCloseSemantics(t *testing.T) {
+	l := loom.New(loom.ManualClock())
+	var lg log
+	c1 := l.StartCoroutine(func(yield func(loom.Instruction) bool) {
+		defer lg.add("c1defer")
+		yield(loom.WaitForFrames(100))
+	})
+	l.UpdateDelta(time.Millisecond)
+	c2 := l.StartCoroutine(func(yield func(loom.Instruction) bool) { lg.add("c2 began") })
+	l.Post(func() { lg.add("posted") })
+	tm := l.PostAfter(time.Hour, func() { lg.add("timer ran") })
+	l.Close()
+	got := lg.take()
+	if !strings.Contains(got, "posted") || !strings.Contains(got, "c1defer") || strings.Contains(got, "c2 began") || strings.Contains(got, "timer ran") {
+		t.Errorf("Close log %q", got)
+	}
+	if !errors.Is(c1.Err(), loom.ErrClosed) || !errors.Is(c2.Err(), loom.ErrClosed) {
+		t.Errorf("coroutines after Close: %v %v", c1.Err(), c2.Err())
+	}
+	if !tm.IsDone() || !errors.Is(tm.Err(), loom.ErrClosed) {
+		t.Errorf("timer after Close: done %v err %v", tm.IsDone(), tm.Err())
+	}
+	if err := l.Post(func() {}); !errors.Is(err, loom.ErrClosed) {
+		t.Errorf("Post after Close: %v", err)
+	}
+	if err := l.RunAsync(func() {}); !errors.Is(err, loom.ErrClosed) {
+		t.Errorf("RunAsync after Close: %v", err)
+	}
+	c3 := l.StartCoroutine(func(yield func(loom.Instruction) bool) {})
+	if !c3.IsDone() || !errors.Is(c3.Err(), loom.ErrClosed) {
+		t.Errorf("StartCoroutine after Close: done %v err %v", c3.IsDone(), c3.Err())
+	}
+	if tm2 := l.PostAfter(time.Second, func() {}); !errors.Is(tm2.Err(), loom.ErrClosed) || !tm2.IsDone() {
+		t.Errorf("PostAfter after Close: done %v err %v", tm2.IsDone(), tm2.Err())
+	}
+	l.UpdateDelta(time.Millisecond) // does nothing
+	l.Close()                       // idempotent
+}
+
+// Close from inside a frame takes effect as the frame ends; posts fail from the
+// moment it is called.
+func TestOutsideCloseDuringFrame(t *testing.T) {
+	l := loom.New(loom.ManualClock())
+	var lg log
+	var postErr error
+	l.Post(func() {
+		l.Close()
+		postErr = l.Post(func() { lg.add("late post") })
+	})
+	l.Post(func() { lg.add("second action") })
+	l.StartCoroutine(func(yield func(loom.Instruction) bool) {
+		defer lg.add("codefer")
+		lg.add("co")
+		if yield(loom.NextFrame()) {
+			lg.add("co resumed")
+		}
+	})
+	l.UpdateDelta(time.Millisecond)
+	if !errors.Is(postErr, loom.ErrClosed) {
+		t.Errorf("Post after Close in a frame: %v", postErr)
+	}
+	if got, want := lg.take(), "second action co codefer"; got != want {
+		t.Errorf("frame with Close: %q, want %q", got, want)
+	}
+}
+
+// The loop calls panic when re-entered, and on misuse of the clock.
+func TestOutsideLoopCallMisuse(t *testing.T) {
+	mustPanic := func(name string, f func()) {
+		t.Helper()
+		defer func() {
+			if r := recover(); r == nil {
+				t.Errorf("%s did not panic", name)
+			} else if !strings.Contains(fmt.Sprint(r), "loom") {
+				t.Errorf("%s panic %q does not name the package", name, fmt.Sprint(r))
+			}
+		}()
+		f()
+	}
+	var panics atomic.Int32
+	l := loom.New(loom.ManualClock(), quietHandler(&panics))
+	var inner []any
+	l.Post(func() {
+		for _, f := range []func(){
+			func() { l.UpdateDelta(time.Millisecond) },
+			func() { l.EndFrame() },
+		} {
+			func() {
+				defer func() { inner = append(inner, recover()) }()
+				f()
+			}()
+		}
+	})
+	l.UpdateDelta(time.Millisecond)
+	for i, r := range inner {
+		if r == nil {
+			t.Errorf("loop call %d from inside a frame did not panic", i)
+		}
+	}
+	mustPanic("Update on ManualClock", func() { l.Update() })
+	mustPanic("UpdateDelta(-1)", func() { l.UpdateDelta(-1) })
+	mustPanic("SetTimeScale(-1)", func() { l.SetTimeScale(-1) })
+	mustPanic("SetTimeScale(NaN)", func() { l.SetTimeScale(math.NaN()) })
+	mustPanic("SetTimeScale(Inf)", func() { l.SetTimeScale(math.Inf(1)) })
+	mustPanic("WithBudget(-1)", func() { loom.WithBudget(-1, 0) })
+	mustPanic("WithBackgroundLimit(0)", func() { loom.WithBackgroundLimit(0) })
+	mustPanic("WithFixedStep(-1)", func() { loom.WithFixedStep(-1, nil) })
+	mustPanic("WithFixedStep(0, f)", func() { loom.WithFixedStep(0, func(time.Duration) {}) })
+	r := loom.New()
+	mustPanic("UpdateDelta on real clock", func() { r.UpdateDelta(time.Millisecond) })
+	r.Close()
+	var z loom.Loom
+	mustPanic("zero Loom Post", func() { z.Post(func() {}) })
+	mustPanic("zero Loom Update", func() { z.Update() })
+	l.Close()
+	// Configure WithBackgroundLimit after RunAsync
+	b := loom.New()
+	b.RunAsync(func() {})
+	mustPanic("Configure(WithBackgroundLimit) after RunAsync", func() { b.Configure(loom.WithBackgroundLimit(2)) })
+	b.WaitBackground(context.Background())
+	b.Close()
+}
+
+// Update from another goroutine while a frame runs panics.
+func TestOutsideUpdateFromTwoGoroutines(t *testing.T) {
+	l := loom.New(loom.ManualClock())
+	inFrame := make(chan struct{})
+	release := make(chan struct{})
+	l.Post(func() { close(inFrame); <-release })
+	done := make(chan struct{})
+	go func() { l.UpdateDelta(time.Millisecond); close(done) }()
+	<-inFrame
+	var r any
+	func() {
+		defer func() { r = recover() }()
+		l.UpdateDelta(time.Millisecond)
+	}()
+	close(release)
+	<-done
+	if r == nil {
+		t.Errorf("a second UpdateDelta during a frame did not panic")
+	}
+	if l.Frame() != 1 {
+		t.Errorf("Frame = %d after one frame", l.Frame())
+	}
+	l.Close()
+}
+
+// Frame and time waits resume exactly when documented, with the time scale.
+func TestOutsideWaitTiming(t *testing.T) {
+	l := loom.New(loom.ManualClock())
+	var lg log
+	l.StartCoroutine(func(yield func(loom.Instruction) bool) {
+		lg.add("f%d", l.Frame())
+		yield(loom.WaitForFrames(3))
+		lg.add("frames3@%d", l.Frame())
+		yield(loom.WaitForFrames(0))
+		lg.add("frames0@%d", l.Frame())
+		yield(loom.WaitForSeconds(30 * time.Millisecond))
+		lg.add("secs@%d", l.Frame())
+		yield(loom.WaitForSecondsRealtime(20 * time.Millisecond))
+		lg.add("real@%d", l.Frame())
+	})
+	for range 20 {
+		if l.Frame() == 6 {
+			l.SetTimeScale(0) // from frame 7 scaled time stops
+		}
+		if l.Frame() == 9 {
+			l.SetTimeScale(1)
+		}
+		l.UpdateDelta(10 * time.Millisecond)
+	}
+	// f1 at frame 1; frames3 at 4; frames0 at 5; seconds from frame 5 (scaled
+	// 50ms): frame 6 = 60, frames 7,8,9 paused (scale 0 from 7), so 70 at frame 10,
+	// 80 at 11: resume at 11 (>= 80). Realtime 20ms from 11: frame 13.
+	if got, want := lg.take(), "f1 frames3@4 frames0@5 secs@11 real@13"; got != want {
+		t.Errorf("waits resumed %q, want %q", got, want)
+	}
+	l.Close()
+}
+
+// WaitFor a coroutine started in the same pass begins it at once and resumes the
+// waiter in the pass in which it ends; WaitFor an ended one resumes next frame.
+func TestOutsideNestedCoroutineTiming(t *testing.T) {
+	l := loom.New(loom.ManualClock())
+	var lg log
+	l.StartCoroutine(func(yield func(loom.Instruction) bool) {
+		lg.add("outer@%d", l.Frame())
+		inner := l.StartCoroutine(func(yield func(loom.Instruction) bool) {
+			lg.add("inner@%d", l.Frame())
+			yield(loom.NextFrame())
+			lg.add("innerEnd@%d", l.Frame())
+		})
+		yield(loom.WaitFor(inner))
+		lg.add("outerResumed@%d", l.Frame())
+		yield(loom.WaitFor(inner))
+		lg.add("again@%d", l.Frame())
+	})
+	for range 4 {
+		l.UpdateDelta(time.Millisecond)
+	}
+	if got, want := lg.take(), "outer@1 inner@1 innerEnd@2 outerResumed@2 again@3"; got != want {
+		t.Errorf("nesting %q, want %q", got, want)
+	}
+	l.Close()
+}
+
+// WaitForFixedUpdate on a loom without fixed steps ends the coroutine with a
+// *PanicError reported to the handler.
+func TestOutsideWaitForFixedUpdateWithoutSteps(t *testing.T) {
+	var panics atomic.Int32
+	l := loom.New(loom.ManualClock(), quietHandler(&panics))
+	var deferred atomic.Bool
+	c := l.StartCoroutine(func(yield func(loom.Instruction) bool) {
+		defer deferred.Store(true)
+		yield(loom.WaitForFixedUpdate())
+	})
+	l.UpdateDelta(time.Millisecond)
+	l.UpdateDelta(time.Millisecond)
+	var pe *loom.PanicError
+	if !errors.As(c.Err(), &pe) || panics.Load() != 1 || !deferred.Load() {
+		t.Errorf("Err %v, handler %d, defer ran %v", c.Err(), panics.Load(), deferred.Load())
+	}
+	l.Close()
+}
+
+// StartCoroutineContext with a done context stops it before it begins; a context
+// ending later stops it with ErrStopped, defers run.
+func TestOutsideCoroutineContext(t *testing.T) {
+	l := loom.New(loom.ManualClock())
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var began atomic.Bool
+	c := l.StartCoroutineContext(ctx, func(yield func(loom.Instruction) bool) { began.Store(true) })
+	l.UpdateDelta(time.Millisecond)
+	if began.Load() || !errors.Is(c.Err(), loom.ErrStopped) {
+		t.Errorf("done context: began %v Err %v", began.Load(), c.Err())
+	}
+	// A context that ends between frames: the coroutine must not resume after
+	// that, and ends with ErrStopped, defers run.
+	var late atomic.Int32
+	var c2 *loom.Coroutine
+	var d atomic.Bool
+	for range 200 {
+		ctx2, cancel2 := context.WithCancel(context.Background())
+		d.Store(false)
+		c2 = l.StartCoroutineContext(ctx2, func(yield func(loom.Instruction) bool) {
+			defer d.Store(true)
+			for yield(loom.NextFrame()) {
+				if ctx2.Err() != nil {
+					late.Add(1)
+				}
+			}
+		})
+		l.UpdateDelta(time.Millisecond)
+		cancel2()
+		l.UpdateDelta(time.Millisecond)
+		if late.Load() != 0 {
+			break
+		}
+	}
+	if late.Load() != 0 {
+		t.Errorf("a coroutine resumed (its yield reported true) after its context was done")
+	}
+	for i := 0; !c2.IsDone() && i < 1_000_000; i++ {
+		l.UpdateDelta(time.Millisecond)
+	}
+	if !c2.IsDone() || !errors.Is(c2.Err(), loom.ErrStopped) || !d.Load() {
+		t.Errorf("context ended: done %v Err %v defer %v", c2.IsDone(), c2.Err(), d.Load())
+	}
+	l.Close()
+}
+
+// A Scope's Close drops its actions, stops its timers (ErrClosed) and
+// coroutines (ErrClosed), from another goroutine too.
+func TestOutsideScopeClose(t *testing.T) {
+	l := loom.New(loom.ManualClock())
+	s := l.NewScope()
+	var lg log
+	s.Post(func() { lg.add("scoped post") })
+	tm := s.PostAfter(time.Millisecond, func() { lg.add("scoped timer") })
+	c := s.StartCoroutine(func(yield func(loom.Instruction) bool) {
+		defer lg.add("scoped defer")
+		for yield(loom.NextFrame()) {
+			lg.add("scoped resume")
+		}
+	})
+	task := loom.StartTask(s, func(yield func(loom.Instruction) bool) (int, error) {
+		yield(loom.WaitForFrames(10))
+		return 5, nil
+	})
+	l.Post(func() { lg.add("loom post") })
+	done := make(chan struct{})
+	go func() { s.Close(); close(done) }()
+	<-done
+	l.UpdateDelta(time.Millisecond)
+	l.UpdateDelta(time.Millisecond)
+	if got, want := lg.take(), "loom post"; got != want {
+		t.Errorf("after scope Close: %q, want %q", got, want)
+	}
+	if !errors.Is(tm.Err(), loom.ErrClosed) || !tm.IsDone() {
+		t.Errorf("scoped timer: %v", tm.Err())
+	}
+	if !errors.Is(c.Err(), loom.ErrClosed) {
+		t.Errorf("scoped coroutine: %v", c.Err())
+	}
+	if v, err := task.Result(); v != 0 || !errors.Is(err, loom.ErrClosed) {
+		t.Errorf("scoped task: %v %v", v, err)
+	}
+	if err := s.Post(func() {}); !errors.Is(err, loom.ErrClosed) {
+		t.Errorf("Post on closed scope: %v", err)
+	}
+	if !s.Closed() {
+		t.Error("Closed false")
+	}
+	l.Close()
+}
+
+// Timer Stop and Reset as documented.
+func TestOutsideTimerStopReset(t *testing.T) {
+	l := loom.New(loom.ManualClock())
+	var runs atomic.Int32
+	var tm *loom.Timer
+	tm = l.PostAfter(10*time.Millisecond, func() {
+		if runs.Add(1) == 1 {
+			tm.Reset(5 * time.Millisecond) // reset while it runs: runs again later
+		}
+	})
+	d0 := tm.Done()
+	if tm.IsDone() {
+		t.Fatal("waiting timer IsDone")
+	}
+	l.UpdateDelta(10 * time.Millisecond)
+	if runs.Load() != 1 {
+		t.Fatalf("runs %d", runs.Load())
+	}
+	select {
+	case <-d0:
+	default:
+		t.Errorf("first Done channel not closed after the run")
+	}
+	if tm.IsDone() {
+		t.Errorf("timer reset while running reports IsDone")
+	}
+	l.UpdateDelta(4 * time.Millisecond)
+	if runs.Load() != 1 {
+		t.Errorf("reset timer ran early")
+	}
+	l.UpdateDelta(time.Millisecond)
+	if runs.Load() != 2 {
+		t.Errorf("reset timer runs %d, want 2", runs.Load())
+	}
+	if tm.Stop() {
+		t.Errorf("Stop of a timer that ran reported true")
+	}
+	if tm.Reset(time.Millisecond) {
+		t.Errorf("Reset of a timer that ran reported it was waiting")
+	}
+	if !tm.Stop() {
+		t.Errorf("Stop of a waiting timer reported false")
+	}
+	l.UpdateDelta(10 * time.Millisecond)
+	if runs.Load() != 2 || !tm.IsDone() || tm.Err() != nil {
+		t.Errorf("stopped timer: runs %d done %v err %v", runs.Load(), tm.IsDone(), tm.Err())
+	}
+	l.Close()
+	if tm.Reset(time.Millisecond) {
+		t.Errorf("Reset after Close reported true")
+	}
+}
+
+// Real-clock loom under synctest: PostAfter never runs early.
+func TestOutsideRealClockPostAfter(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := loom.New()
+		start := time.Now()
+		var at time.Duration
+		l.PostAfter(25*time.Millisecond, func() { at = time.Since(start) })
+		for range 10 {
+			time.Sleep(10 * time.Millisecond)
+			l.Update()
+		}
+		if at != 30*time.Millisecond {
+			t.Errorf("ran at %v, want the first frame at or after 25ms (30ms)", at)
+		}
+		l.Close()
+	})
+}
+
+// How long after its context ends does a coroutine of StartCoroutineContext go
+// on resuming? In a bubble, once the goroutines that watch contexts have run, it
+// must be stopped at the start of the next frame.
+func TestOutsideCoroutineContextSettled(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := loom.New(loom.ManualClock())
+		ctx, cancel := context.WithCancel(context.Background())
+		var resumedAfter atomic.Int32
+		var d atomic.Bool
+		c := l.StartCoroutineContext(ctx, func(yield func(loom.Instruction) bool) {
+			defer d.Store(true)
+			for yield(loom.NextFrame()) {
+				if ctx.Err() != nil {
+					resumedAfter.Add(1)
+				}
+			}
+		})
+		l.UpdateDelta(time.Millisecond)
+		cancel()
+		synctest.Wait()
+		l.UpdateDelta(time.Millisecond)
+		if resumedAfter.Load() != 0 || !c.IsDone() || !errors.Is(c.Err(), loom.ErrStopped) || !d.Load() {
+			t.Errorf("after the context ended and settled: resumed %d, done %v, Err %v, defer %v",
+				resumedAfter.Load(), c.IsDone(), c.Err(), d.Load())
+		}
+		l.Close()
+	})
+}
+
+// Frames needed, without a bubble, for a coroutine to see its context's end.
+func TestOutsideCoroutineContextFramesToStop(t *testing.T) {
+	l := loom.New(loom.ManualClock())
+	ctx, cancel := context.WithCancel(context.Background())
+	var resumedAfter atomic.Int32
+	c := l.StartCoroutineContext(ctx, func(yield func(loom.Instruction) bool) {
+		for yield(loom.NextFrame()) {
+			if ctx.Err() != nil {
+				resumedAfter.Add(1)
+			}
+		}
+	})
+	l.UpdateDelta(time.Millisecond)
+	cancel()
+	frames := 0
+	for !c.IsDone() && frames < 1_000_000 {
+		l.UpdateDelta(time.Millisecond)
+		frames++
+	}
+	if !c.IsDone() {
+		t.Fatalf("coroutine not stopped after 1e6 frames past its context's end")
+	}
+	if resumedAfter.Load() != 0 {
+		t.Errorf("coroutine resumed %d times after its context ended (stopped after %d frames)", resumedAfter.Load(), frames)
+	}
+	l.Close()
+}

@@ -1,0 +1,174 @@
+package loom_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/taskqueue-go/taskqueue/loom"
+)
+
+func outsidePanics(f func()) (p bool) {
+	defer func() { p = recover() != nil }()
+	f()
+	return false
+}
+
+// Progress: documented zero value, limits and panics that leave it as it was,
+// and Load that never mixes a count of one moment with a total of another.
+func TestOutsideProgressContract(t *testing.T) {
+	var p loom.Progress
+	if d, tot := p.Load(); d != 0 || tot != -1 || p.Fraction() != 0 || p.Finished() {
+		t.Fatalf("zero Progress: %d/%d fraction %v finished %v", d, tot, p.Fraction(), p.Finished())
+	}
+	p.SetTotal(0)
+	if p.Fraction() != 1 || !p.Finished() {
+		t.Errorf("total 0: fraction %v finished %v", p.Fraction(), p.Finished())
+	}
+	p.Set(3, 10)
+	if !outsidePanics(func() { p.Add(-1) }) {
+		t.Error("Add(-1) did not panic")
+	}
+	if !outsidePanics(func() { p.Add(loom.MaxProgress) }) {
+		t.Error("Add past MaxProgress did not panic")
+	}
+	if d, tot := p.Load(); d != 3 || tot != 10 {
+		t.Errorf("after refused Adds: %d/%d, want 3/10", d, tot)
+	}
+	if !outsidePanics(func() { p.Set(-1, 1) }) || !outsidePanics(func() { p.Set(1, -1) }) || !outsidePanics(func() { p.SetTotal(-1) }) {
+		t.Error("negative Set/SetTotal did not panic")
+	}
+	if !outsidePanics(func() { p.Set(loom.MaxProgress+1, 1) }) || !outsidePanics(func() { p.SetTotal(loom.MaxProgress + 1) }) {
+		t.Error("Set/SetTotal above MaxProgress did not panic")
+	}
+	if d, tot := p.Load(); d != 3 || tot != 10 {
+		t.Errorf("after refused Sets: %d/%d, want 3/10", d, tot)
+	}
+	p.Set(loom.MaxProgress, loom.MaxProgress)
+	if d, tot := p.Load(); d != loom.MaxProgress || tot != loom.MaxProgress || !p.Finished() || p.Fraction() != 1 {
+		t.Errorf("at MaxProgress: %d/%d", d, tot)
+	}
+	p.Set(15, 10)
+	if p.Fraction() != 1 || !p.Finished() {
+		t.Errorf("count past total: fraction %v", p.Fraction())
+	}
+	p.Set(0, 0)
+	p.SetTotal(loom.MaxProgress)
+	p.Add(loom.MaxProgress)
+	if d, _ := p.Load(); d != loom.MaxProgress {
+		t.Errorf("Add up to MaxProgress: %d", d)
+	}
+	if !outsidePanics(func() { p.Add(1) }) {
+		t.Error("Add(1) at MaxProgress did not panic")
+	}
+
+	// Writers keep done == total at every instant (Set(n, n)) or done <= total;
+	// readers must never see a mix.
+	var q loom.Progress
+	q.Set(0, 0)
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	var bad, reads int
+	var mu sync.Mutex
+	for w := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				n := (i*7919 + w*104729) % 1_000_000_000
+				q.Set(n, n)
+			}
+		}()
+	}
+	for range 200000 {
+		d, tot := q.Load()
+		mu.Lock()
+		reads++
+		if d != tot {
+			bad++
+		}
+		mu.Unlock()
+	}
+	close(stop)
+	wg.Wait()
+	if bad != 0 {
+		t.Errorf("%d of %d Loads mixed a count and a total", bad, reads)
+	}
+	// Concurrent Adds all count.
+	var r loom.Progress
+	r.SetTotal(8 * 10000)
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 10000 {
+				r.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	if !r.Finished() {
+		d, tot := r.Load()
+		t.Errorf("concurrent Adds: %d/%d", d, tot)
+	}
+}
+
+// A coroutine waiting with WaitUntil(p.Finished) resumes in the first frame after
+// workers finish; a Task's Wait from a goroutine, and Await, give its result.
+func TestOutsideProgressAndTaskAwait(t *testing.T) {
+	l := loom.New(loom.ManualClock())
+	var p loom.Progress
+	p.SetTotal(100)
+	task := loom.StartTask(l, func(yield func(loom.Instruction) bool) (int, error) {
+		if !yield(loom.WaitUntil(p.Finished)) {
+			return 0, errors.New("stopped")
+		}
+		d, _ := p.Load()
+		return d, nil
+	})
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 25 {
+				p.Add(1)
+			}
+		}()
+	}
+	got := make(chan int, 1)
+	go func() {
+		v, err := task.Wait(context.Background())
+		if err != nil {
+			t.Error(err)
+		}
+		got <- v
+	}()
+	awaited := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		awaited <- loom.Await(ctx, task)
+	}()
+	wg.Wait()
+	for !task.IsDone() {
+		l.UpdateDelta(time.Millisecond)
+	}
+	if v := <-got; v != 100 {
+		t.Errorf("task result %d", v)
+	}
+	if err := <-awaited; err != nil {
+		t.Errorf("Await: %v", err)
+	}
+	if v, err := task.Result(); v != 100 || err != nil {
+		t.Errorf("Result %v %v", v, err)
+	}
+	l.Close()
+}
