@@ -13,6 +13,7 @@ import (
 
 	"github.com/taskqueue-go/taskqueue/loom"
 	"github.com/taskqueue-go/taskqueue/mainthread"
+	"github.com/taskqueue-go/taskqueue/taskqueue"
 )
 
 // Call runs fn on the main thread; a Call from there runs inline; IsMain tells
@@ -23,10 +24,10 @@ func TestOutsideCallInlineAndIsMain(t *testing.T) {
 		t.Fatal("IsMain true on a test goroutine")
 	}
 	var outer, inner, nestedInline bool
-	err := mainthread.Call(ctx, func() {
+	err := taskqueue.RunSyncOnMainThread(ctx, func() {
 		outer = mainthread.IsMain()
 		ran := false
-		if err := mainthread.Call(ctx, func() { ran = true; inner = mainthread.IsMain() }); err != nil {
+		if err := taskqueue.RunSyncOnMainThread(ctx, func() { ran = true; inner = mainthread.IsMain() }); err != nil {
 			t.Error(err)
 		}
 		nestedInline = ran
@@ -69,39 +70,39 @@ func TestOutsideCallPanicAndDoneContext(t *testing.T) {
 		func() {
 			defer func() {
 				r := recover()
-				pe, ok := r.(*mainthread.PanicError)
+				pe, ok := r.(*taskqueue.PanicError)
 				if !ok || fmt.Sprint(pe.Value) != "main boom" || len(pe.Stack) == 0 {
 					t.Errorf("Call panic: %T %v", r, r)
 				}
 			}()
-			mainthread.Call(ctx, func() { panic("main boom") })
+			taskqueue.RunSyncOnMainThread(ctx, func() { panic("main boom") })
 			t.Error("Call returned after fn panicked")
 		}()
 	}
-	if err := mainthread.Call(ctx, func() {}); err != nil {
+	if err := taskqueue.RunSyncOnMainThread(ctx, func() {}); err != nil {
 		t.Fatalf("loop did not go on: %v", err)
 	}
 	dctx, cancel := context.WithCancel(ctx)
 	cancel()
 	var ran atomic.Bool
-	if err := mainthread.Call(dctx, func() { ran.Store(true) }); !errors.Is(err, context.Canceled) || ran.Load() {
+	if err := taskqueue.RunSyncOnMainThread(dctx, func() { ran.Store(true) }); !errors.Is(err, context.Canceled) || ran.Load() {
 		t.Errorf("Call with a done context: %v ran %v", err, ran.Load())
 	}
 	var ranInline atomic.Bool
 	var inlineErr error
-	mainthread.Call(ctx, func() {
-		inlineErr = mainthread.Call(dctx, func() { ranInline.Store(true) })
+	taskqueue.RunSyncOnMainThread(ctx, func() {
+		inlineErr = taskqueue.RunSyncOnMainThread(dctx, func() { ranInline.Store(true) })
 	})
 	if !errors.Is(inlineErr, context.Canceled) || ranInline.Load() {
 		t.Errorf("Call from the main thread with a done context: %v ran %v", inlineErr, ranInline.Load())
 	}
 	// A nested call's panic reaches the nested caller, on the main thread.
 	var nested any
-	mainthread.Call(ctx, func() {
+	taskqueue.RunSyncOnMainThread(ctx, func() {
 		defer func() { nested = recover() }()
-		mainthread.Call(ctx, func() { panic("nested") })
+		taskqueue.RunSyncOnMainThread(ctx, func() { panic("nested") })
 	})
-	if _, ok := nested.(*mainthread.PanicError); !ok {
+	if _, ok := nested.(*taskqueue.PanicError); !ok {
 		t.Errorf("nested inline Call panic: %T %v", nested, nested)
 	}
 }
@@ -114,7 +115,7 @@ func TestOutsideCallContextEndsWhileRunning(t *testing.T) {
 	var finished atomic.Bool
 	res := make(chan error, 1)
 	go func() {
-		res <- mainthread.Call(ctx, func() {
+		res <- taskqueue.RunSyncOnMainThread(ctx, func() {
 			close(started)
 			<-release
 			finished.Store(true)
@@ -130,7 +131,7 @@ func TestOutsideCallContextEndsWhileRunning(t *testing.T) {
 		t.Errorf("fn finished before release")
 	}
 	close(release)
-	if err := mainthread.Call(context.Background(), func() {}); err != nil {
+	if err := taskqueue.RunSyncOnMainThread(context.Background(), func() {}); err != nil {
 		t.Fatal(err)
 	}
 	if !finished.Load() {
@@ -144,7 +145,7 @@ func TestOutsideGoNeverBlocksAndKeepsOrder(t *testing.T) {
 	ctx := context.Background()
 	release := make(chan struct{})
 	busy := make(chan struct{})
-	go mainthread.Call(ctx, func() { close(busy); <-release })
+	go taskqueue.RunSyncOnMainThread(ctx, func() { close(busy); <-release })
 	<-busy
 	const posters, per = 4, 5000
 	var mu sync.Mutex
@@ -156,7 +157,7 @@ func TestOutsideGoNeverBlocksAndKeepsOrder(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := range per {
-				if err := mainthread.Go(func() {
+				if err := taskqueue.RunAsyncOnMainThread(func() {
 					if !mainthread.IsMain() {
 						notMain.Add(1)
 					}
@@ -172,7 +173,7 @@ func TestOutsideGoNeverBlocksAndKeepsOrder(t *testing.T) {
 	}
 	wg.Wait() // returns only if Go never blocked behind the busy main thread
 	close(release)
-	if err := mainthread.Call(ctx, func() {}); err != nil {
+	if err := taskqueue.RunSyncOnMainThread(ctx, func() {}); err != nil {
 		t.Fatal(err)
 	}
 	// The Call was posted after every Go, so they have all run.
@@ -206,7 +207,7 @@ func TestOutsideRunTwicePanics(t *testing.T) {
 	if !strings.Contains(fmt.Sprint(r), "mainthread") {
 		t.Errorf("panic %q does not name the package", fmt.Sprint(r))
 	}
-	if err := mainthread.Call(context.Background(), func() {}); err != nil {
+	if err := taskqueue.RunSyncOnMainThread(context.Background(), func() {}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -232,10 +232,16 @@ func (g *Group) add(m *member) {
 // Wait returns nil if every member returned nil. It then cancels the
 // context the members received, and the group may not be used again.
 //
+// If ctx is done before the group, Wait returns ctx.Err(); the members go
+// on, and a later Wait may wait for them again.
+//
 // Waiting for a group from a task of its own queue, when that queue runs one
-// task at a time, could only wait forever: Wait panics instead. From a task
-// of a queue of the same tree, it lends the waiting task's slots, as
-// Handle.Wait does.
+// task at a time, could only wait forever: Wait panics instead, when ctx is
+// the task's context or derived from it. A task is told by its context, as
+// RunSync tells it: with another context, such as context.Background(), the
+// wait cannot be told from an outsider's, and lasts until that context is
+// done. From a task of a queue of the same tree, Wait lends the waiting
+// task's slots, as Handle.Wait does.
 func (g *Group) Wait(ctx context.Context) error {
 	if err := g.waitMembers(ctx, "Group.Wait"); err != nil {
 		return err

@@ -67,7 +67,7 @@ func TestOutsideRunAfterDueOrder(t *testing.T) {
 // once: its handle is done without waiting for the due time, and Stats shows it.
 func TestOutsideRunAfterCancelWhileWaiting(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := taskqueue.NewConcurrent(2, taskqueue.WithMaxQueued(2, taskqueue.FailWhenFull))
+		q := taskqueue.NewConcurrent(2, taskqueue.WithMaxQueued(2), taskqueue.WithFailWhenFull())
 		ctx, cancel := context.WithCancel(context.Background())
 		var ran atomic.Int32
 		h1 := q.RunAfter(ctx, time.Hour, func(context.Context) error { ran.Add(1); return nil })
@@ -157,7 +157,7 @@ func TestOutsideShutdownAndCloseNowWithDelayed(t *testing.T) {
 // context ends.
 func TestOutsideMaxQueuedWaitWhenFull(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := taskqueue.NewSerial(taskqueue.WithMaxQueued(1, taskqueue.WaitWhenFull))
+		q := taskqueue.NewSerial(taskqueue.WithMaxQueued(1))
 		ctx := context.Background()
 		release := make(chan struct{})
 		var inner error
@@ -339,8 +339,8 @@ func TestOutsideSetLimit(t *testing.T) {
 		}
 		q.SetLimit(4)
 		synctest.Wait()
-		if running.Load() != 4 || q.Limit() != 4 {
-			t.Fatalf("after SetLimit(4): running %d, Limit %d", running.Load(), q.Limit())
+		if running.Load() != 4 || q.Stats().Limit != 4 {
+			t.Fatalf("after SetLimit(4): running %d, Limit %d", running.Load(), q.Stats().Limit)
 		}
 		q.SetLimit(1)
 		maxRunning.Store(0)
@@ -514,7 +514,7 @@ func TestOutsideStatsOutcomes(t *testing.T) {
 		q.Go(func() {})
 		q.RunAsync(ctx, func(context.Context) error { return nil })
 		st := q.Stats()
-		want := taskqueue.Stats{Completed: 7, Succeeded: 3, Failed: 2, Panicked: 2, Canceled: 2, Rejected: 2}
+		want := taskqueue.Stats{Limit: 1, Completed: 7, Succeeded: 3, Failed: 2, Panicked: 2, Canceled: 2, Rejected: 2}
 		st.Wait = want.Wait
 		if st != want {
 			t.Errorf("Stats = %+v\nwant  %+v", st, want)

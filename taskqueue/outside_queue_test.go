@@ -468,7 +468,7 @@ func mustPanic(t *testing.T, name, want string, f func()) {
 func TestOutsideDocumentedPanics(t *testing.T) {
 	mustPanic(t, "NewConcurrent(0)", "taskqueue", func() { taskqueue.NewConcurrent(0) })
 	mustPanic(t, "NewConcurrent(-1)", "taskqueue", func() { taskqueue.NewConcurrent(-1) })
-	mustPanic(t, "WithMaxQueued(0)", "taskqueue", func() { taskqueue.WithMaxQueued(0, taskqueue.FailWhenFull) })
+	mustPanic(t, "WithMaxQueued(0)", "taskqueue", func() { taskqueue.WithMaxQueued(0) })
 	mustPanic(t, "WithQuantum(0)", "taskqueue", func() { taskqueue.WithQuantum(0) })
 	mustPanic(t, "WithGroupLimit(0)", "taskqueue", func() { taskqueue.WithGroupLimit(0) })
 	mustPanic(t, "DefaultSerial().CloseNow", "taskqueue", func() { taskqueue.DefaultSerial().CloseNow() })
@@ -476,8 +476,8 @@ func TestOutsideDocumentedPanics(t *testing.T) {
 	mustPanic(t, "DefaultSerial().Shutdown", "taskqueue", func() { taskqueue.DefaultSerial().Shutdown(context.Background()) })
 	mustPanic(t, "DefaultConcurrent().Close", "taskqueue", func() { taskqueue.DefaultConcurrent().Close() })
 	// The defaults still work after the refused calls.
-	if taskqueue.DefaultSerial().Closed() || taskqueue.DefaultConcurrent().Closed() {
-		t.Fatal("a default queue reports Closed after a refused close")
+	if taskqueue.DefaultSerial().Go(func() {}) != nil || taskqueue.DefaultConcurrent().Go(func() {}) != nil {
+		t.Fatal("a default queue refuses work after a refused close")
 	}
 	if err := taskqueue.DefaultSerial().RunSync(context.Background(), func(context.Context) error { return nil }); err != nil {
 		t.Fatal(err)
@@ -509,7 +509,6 @@ func TestOutsideDocumentedPanics(t *testing.T) {
 	mustPanic(t, "Group.Go after Wait", "taskqueue", func() { g.Go(func(context.Context) error { return nil }) })
 	mustPanic(t, "Apply(n<0)", "taskqueue", func() { taskqueue.Apply(context.Background(), c, -1, func(int) {}) })
 	mustPanic(t, "Apply(nil f)", "taskqueue", func() { taskqueue.Apply(context.Background(), c, 1, nil) })
-	mustPanic(t, "ForEach(nil f)", "taskqueue", func() { taskqueue.ForEach[int](context.Background(), c, []int{1}, nil) })
 	mustPanic(t, "Map(nil f)", "taskqueue", func() { taskqueue.Map[int, int](context.Background(), c, []int{1}, nil) })
 	h := c.RunAsync(context.Background(), func(context.Context) error { return nil })
 	mustPanic(t, "Then(nil q)", "taskqueue", func() { h.Then(context.Background(), nil, func(context.Context) error { return nil }) })
@@ -553,6 +552,15 @@ func TestOutsideShutdownFromOwnTaskPanics(t *testing.T) {
 				}).Wait(context.Background())
 				if err != nil {
 					t.Fatal(err)
+				}
+				if name != "task context" {
+					// Documented: a call with another context cannot be told
+					// from an outsider's, and waits until that context is done.
+					if got != nil || !errors.Is(ret, context.DeadlineExceeded) {
+						t.Fatalf("Shutdown from the queue's own task with another context: panic %v, returned %v; want it to wait out its deadline", got, ret)
+					}
+					s.Close()
+					return
 				}
 				if got == nil {
 					t.Fatalf("Shutdown from the queue's own task did not panic; it returned %v (after waiting for its deadline)", ret)

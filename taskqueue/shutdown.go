@@ -16,11 +16,16 @@ func (q *Queue) Close() error {
 // accepted has run: the queued ones, and the delayed ones when they come due.
 // Submissions made after Shutdown has begun fail with ErrClosed, those made
 // by q's own tasks included, except RunSync from one of q's tasks, which runs
-// in the task's place and adds no work. If ctx is done first, Shutdown returns ctx.Err();
-// the tasks still run. Shutdown may be called more than once, and after
-// CloseNow, to wait for the tasks that were running. Shutdown panics on the
-// default queues, which are shared, and when called from one of q's own
-// tasks (use CloseNow there, or Close from another goroutine).
+// in the task's place and adds no work. If ctx is done first, Shutdown
+// returns ctx.Err(); the tasks still run. Shutdown may be called more than
+// once, and after CloseNow, to wait for the tasks that were running.
+//
+// Shutdown panics on the default queues, which are shared, and when called
+// from one of q's own tasks with that task's context, or one derived from it
+// (use CloseNow there, or Close from another goroutine). A task is told by
+// its context, as RunSync tells it: with another context, such as
+// context.Background(), the call cannot be told from an outsider's and
+// waits, for itself, until that context is done.
 func (q *Queue) Shutdown(ctx context.Context) error {
 	q.mustNotBeDefault("Shutdown")
 	if q.s.Holds(slotOf(ctx)) {
@@ -38,8 +43,10 @@ func (q *Queue) Shutdown(ctx context.Context) error {
 // CloseNow stops q from accepting tasks and cancels every task that has not
 // started, delayed ones included: their handles complete with ErrClosed, and
 // tasks submitted with Go are dropped. It returns how many tasks it canceled.
-// Running tasks go on; Shutdown waits for them. CloseNow panics on the default
-// queues, which are shared.
+// Running tasks go on; Shutdown waits for them. The queues that target q
+// (its children and the lanes of a Keyed) are closed to new tasks, as by
+// Close, and run what they had accepted: CloseNow on each cancels theirs.
+// CloseNow panics on the default queues, which are shared.
 func (q *Queue) CloseNow() int {
 	q.mustNotBeDefault("CloseNow")
 	return q.cancelPending(ErrClosed, true)
