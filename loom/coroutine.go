@@ -201,12 +201,6 @@ func (l *Loom) startCoroutine(s *Scope, body func(yield func(Instruction) bool),
 	return c
 }
 
-func (l *Loom) isClosed() bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.closed
-}
-
 // stopCoroutine asks the loop to end c with err: see Stop.
 func (l *Loom) stopCoroutine(c *Coroutine, err error) bool {
 	if c.isDone() {

@@ -251,3 +251,10 @@ func (l *Loom) closeNow() {
 		bg.Close()
 	}
 }
+
+// isClosed reports whether Close was called.
+func (l *Loom) isClosed() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.closed
+}
