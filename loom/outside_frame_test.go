@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -192,6 +193,7 @@ func TestOutsideStopRacesFrames(t *testing.T) {
 				break loop
 			default:
 				l.UpdateDelta(time.Millisecond)
+				runtime.Gosched() // lets the stopper run where goroutines share one thread (js/wasm)
 			}
 		}
 		for range 3 {

@@ -29,7 +29,16 @@ import (
 func main() {
 	raw := flag.String("raw", "", "benchmark output to summarize")
 	checks := flag.Bool("checks", true, "run the behaviour checks")
+	readme := flag.String("check-readme", "", "a README whose every backquoted benchmark name must have a line in -raw; checks it and writes no report")
 	flag.Parse()
+	if *readme != "" {
+		n, err := checkReadme(*readme, *raw)
+		if err != nil {
+			fatal(err)
+		}
+		fmt.Printf("%d benchmark names in %s, each with results in %s\n", n, *readme, *raw)
+		return
+	}
 	w := bufio.NewWriter(os.Stdout)
 	defer w.Flush()
 	fmt.Fprintf(w, "Measured %s with %s on %s, GOMAXPROCS=%d (%s).\n\n",
