@@ -47,6 +47,7 @@ type Coroutine struct {
 	waitSeq  uint64          // its entry in one of the wait heaps; 0 if none
 	yielded  int64           // the frame in which it last yielded
 	waitCh   <-chan struct{} // the channel of a WaitFor on a foreign Waitable
+	postsDue uint64          // 1 + the actions posted when its Waitable wait was seen over; 0 if not yet
 	waiters  []*Coroutine    // coroutines waiting for it
 	panicked *PanicError
 	frame    int64           // the frame in which it was started

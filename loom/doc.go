@@ -93,6 +93,13 @@
 //	WaitForEndOfFrame()           in the end phase of the yield's frame (of
 //	                              the next frame, if yielded in an end phase)
 //
+// A function posted to the loom before a Waitable is done runs before a
+// coroutine waiting for it with WaitFor, WaitAll or WaitAny resumes: a worker
+// that posts its result to the loom and then returns (a task of a queue, say)
+// lets the coroutine waiting on its handle find the result applied. When the
+// Waitable is done after the frame's actions ran, the coroutine resumes in
+// the next frame, after those posts; posts made later do not hold it back.
+//
 // After a WaitAny, FirstDone tells which member ended first; after a
 // WaitAll, Await returns at once with the first member's error, in the
 // order given. A wait bounded by a duration is a WaitAny with a

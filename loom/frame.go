@@ -223,6 +223,7 @@ func (l *Loom) runActions(b *budget, onPanic func(*PanicError)) {
 		a := l.batch[l.next]
 		l.batch[l.next] = action{} // let the closure go
 		l.next++
+		l.taken++
 		if a.scope != nil && a.scope.closed.Load() {
 			continue
 		}

@@ -59,8 +59,9 @@ type Loom struct {
 	stopAllMark  uint64               // StopAllCoroutines: the coroutines up to this ID end; 0 if none
 	closeAtExit  bool                 // Close was called during a loop call, which closes l as it ends
 
-	updating atomic.Bool // a loop call (a frame, EndFrame, Close) runs
-	requests atomic.Bool // starts or stops wait for the loop (see applyRequests)
+	updating atomic.Bool   // a loop call (a frame, EndFrame, Close) runs
+	requests atomic.Bool   // starts or stops wait for the loop (see applyRequests)
+	posts    atomic.Uint64 // actions posted so far, counted under mu
 	frame    atomic.Int64
 	unscaled atomic.Int64  // unscaled time of the current frame, ns
 	scaled   atomic.Int64  // scaled time of the current frame, ns
@@ -71,6 +72,7 @@ type Loom struct {
 	// Owned by the goroutine that runs frames:
 	batch      []action // the actions of the current frame, and those carried over
 	next       int      // index in batch of the first action not yet run
+	taken      uint64   // actions taken from batch so far, run or skipped
 	peak       int      // about the most actions a recent frame had to run (halves each frame)
 	fixedAcc   int64    // scaled time fed to the fixed steps and not used yet, ns
 	endedFrame int64    // the last frame whose end phase ran
@@ -148,6 +150,7 @@ func (l *Loom) post(a action) error {
 		return ErrClosed
 	}
 	l.posted = append(l.posted, a)
+	l.posts.Add(1)
 	wake := l.wakeLocked()
 	l.mu.Unlock()
 	wake.send()

@@ -162,3 +162,48 @@ func TestAwait(t *testing.T) {
 		t.Fatalf("Await with a done context = %v", err)
 	}
 }
+
+// TestPostBeforeDoneRunsBeforeResume: a function posted to the loom before a
+// Waitable is done runs before a coroutine waiting for it resumes, even when
+// the Waitable becomes done in the middle of a frame, after the frame's
+// actions and before its coroutine pass: the shape of a worker that posts
+// its result and then returns. Posts made later do not hold the coroutine
+// back, so that a loom under a steady stream of posts still resumes it.
+func TestPostBeforeDoneRunsBeforeResume(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		wait func(w loom.Waitable) loom.Instruction
+	}{
+		{"WaitFor", loom.WaitFor},
+		{"WaitAll", func(w loom.Waitable) loom.Instruction { return loom.WaitAll(w) }},
+		{"WaitAny", func(w loom.Waitable) loom.Instruction { return loom.WaitAny(w, newFuture()) }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			l := loom.New(loom.ManualClock())
+			defer l.Close()
+			w := newFuture()
+			applied, resumedIn := false, int64(0)
+			var sawApplied bool
+			l.StartCoroutine(func(yield func(loom.Instruction) bool) {
+				if yield(c.wait(w)) {
+					resumedIn, sawApplied = l.Frame(), applied
+				}
+			})
+			// A stream of posts, one per frame, that never ends.
+			var again func()
+			again = func() { l.Post(again) }
+			l.Post(again)
+			l.UpdateDelta(time.Millisecond) // frame 1: the coroutine begins and waits
+			l.Post(func() {
+				l.Post(func() { applied = true }) // the result, posted first
+				w.end(nil)                        // then the handle is done
+			})
+			for range 4 {
+				l.UpdateDelta(time.Millisecond)
+			}
+			if !sawApplied || resumedIn != 3 {
+				t.Errorf("the coroutine resumed in frame %d, having seen the result applied: %v; want frame 3, true", resumedIn, sawApplied)
+			}
+		})
+	}
+}

@@ -173,6 +173,29 @@ func (l *Loom) fail(c *Coroutine, p *PanicError) {
 	l.stopNow(c, p)
 }
 
+// postsRan reports, for a coroutine whose wait is over, whether the actions
+// posted to l before its wait was seen over have run, so that a function a
+// worker posts before its handle is done runs before the coroutine waiting
+// for that handle resumes. Waits on Waitables only: the count of posts is
+// taken when the wait is first seen over, and the coroutine waits, frame
+// after frame, until that many actions were taken from the queue (a frame
+// budget may carry some over); posts that come later do not hold it back.
+func (l *Loom) postsRan(c *Coroutine) bool {
+	switch c.wait.kind {
+	case waitFor, waitAll, waitAny:
+	default:
+		return true
+	}
+	if c.postsDue == 0 {
+		c.postsDue = l.posts.Load() + 1
+	}
+	if l.taken+1 < c.postsDue {
+		return false
+	}
+	c.postsDue = 0
+	return true
+}
+
 // pollReady reports whether c's polled wait is over.
 func (c *Coroutine) pollReady() bool {
 	switch c.wait.kind {
@@ -238,7 +261,7 @@ func (l *Loom) runCoroutines() {
 		case c.isDone():
 		case c.stopReq.Load():
 			still = append(still, c) // its stop is applied after this resume
-		case c.yielded < co.pass && l.poll(c):
+		case c.yielded < co.pass && l.poll(c) && l.postsRan(c):
 			c.waitCh = nil
 			co.queue = append(co.queue, c)
 			co.drain(l)
