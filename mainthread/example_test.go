@@ -67,3 +67,29 @@ func ExampleLoom() {
 		l.Update() // runs what workers posted with taskqueue.RunAsyncOnMainThread
 	}
 }
+
+// Workers on a concurrent queue post their results to the main thread; a
+// coroutine of the main thread's loop waits for all of them, then uses the
+// results. A function posted before a task's handle is done runs before a
+// coroutine waiting on that handle resumes, so no result is missing.
+func ExampleRun_workers() {
+	ctx := context.Background()
+	q := taskqueue.NewConcurrent(4)
+	defer q.Close()
+	sizes := map[string]int{} // the main thread's alone
+	files := []string{"a.png", "bb.png", "ccc.png"}
+	handles := make([]loom.Waitable, len(files))
+	for i, name := range files {
+		handles[i] = q.RunAsync(ctx, func(context.Context) error {
+			n := 100 * len(name) // the work: decoding, say
+			return taskqueue.RunAsyncOnMainThread(func() { sizes[name] = n })
+		})
+	}
+	report := mainthread.Loom().StartCoroutine(func(yield func(loom.Instruction) bool) {
+		if yield(loom.WaitAll(handles...)) {
+			fmt.Println(sizes["a.png"], sizes["bb.png"], sizes["ccc.png"])
+		}
+	})
+	loom.Await(ctx, report) // this goroutine is not the main thread: it may block
+	// Output: 500 600 700
+}
