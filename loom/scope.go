@@ -9,7 +9,8 @@ import (
 // timers and coroutines posted through it end together when it is closed, as
 // a destroyed GameObject stops its work in Unity.
 //
-// A Scope is safe for use by multiple goroutines.
+// A Scope is safe for use by multiple goroutines. The zero Scope is not
+// usable: its methods panic; make one with Loom.NewScope.
 type Scope struct {
 	l          *Loom
 	closed     atomic.Bool
@@ -25,6 +26,7 @@ func (l *Loom) NewScope() *Scope {
 // Post is Loom.Post for an action of s: it does not run if s is closed
 // before its frame. Post returns ErrClosed if s or its loom is closed.
 func (s *Scope) Post(f func()) error {
+	s.mustBeMade()
 	if f == nil {
 		panic("loom: Post(nil)")
 	}
@@ -36,17 +38,20 @@ func (s *Scope) Post(f func()) error {
 
 // PostAfter is Loom.PostAfter for a timer of s.
 func (s *Scope) PostAfter(d time.Duration, f func()) *Timer {
+	s.mustBeMade()
 	return s.l.postAfter(s, d, false, f)
 }
 
 // PostAfterScaled is Loom.PostAfterScaled for a timer of s.
 func (s *Scope) PostAfterScaled(d time.Duration, f func()) *Timer {
+	s.mustBeMade()
 	return s.l.postAfter(s, d, true, f)
 }
 
 // StartCoroutine is Loom.StartCoroutine for a coroutine of s, which Close
 // stops.
 func (s *Scope) StartCoroutine(body func(yield func(Instruction) bool)) *Coroutine {
+	s.mustBeMade()
 	return s.l.startCoroutine(s, body, nil)
 }
 
@@ -56,6 +61,7 @@ func (s *Scope) StartCoroutine(body func(yield func(Instruction) bool)) *Corouti
 // running frame or the next), and posting through s returns ErrClosed. Close
 // is safe from any goroutine, frames included, and idempotent.
 func (s *Scope) Close() {
+	s.mustBeMade()
 	if s.closed.Swap(true) {
 		return
 	}
@@ -77,4 +83,10 @@ func (s *Scope) stopCoroutines() {
 		s.l.stopNow(c, ErrClosed)
 	}
 	clear(s.coroutines)
+}
+
+func (s *Scope) mustBeMade() {
+	if s.l == nil {
+		panic("loom: use of a zero Scope; make one with Loom.NewScope")
+	}
 }

@@ -10,8 +10,8 @@ import (
 
 // A Handle is the caller's view of a task submitted with RunAsync, RunAfter
 // or RunBarrier: it reports when the task is done and how it ended, and
-// cancels it before it starts. A Handle is made by the queue; its zero value
-// is not useful.
+// cancels it before it starts. A Handle is made by the queue; the zero Handle
+// is not usable: its methods panic.
 //
 // A Handle is safe for use by multiple goroutines. It must not be copied.
 // The return of the task happens before Wait returns, before IsDone reports
@@ -94,6 +94,7 @@ func (h *Handle) ctx() context.Context { return h.tc.Context }
 // that sees it, if the queue has not reached it first, so that IsDone
 // reports true as soon as Done's channel would be closed.
 func (h *Handle) IsDone() bool {
+	h.mustBeMade()
 	if h.settled() {
 		return true
 	}
@@ -118,6 +119,7 @@ func (h *Handle) settled() bool {
 // channel closed without waiting for the queue to reach the task. Every call
 // returns the same channel.
 func (h *Handle) Done() <-chan struct{} {
+	h.mustBeMade()
 	var w *node
 	for {
 		top := h.state.Load()
@@ -185,6 +187,7 @@ func (h *Handle) Err() error {
 // their shared targets while it waits (see WithTarget), so that waiting
 // tasks cannot hold every slot the awaited task needs.
 func (h *Handle) Wait(ctx context.Context) error {
+	h.mustBeMade()
 	if h.IsDone() {
 		return h.Err()
 	}
@@ -247,6 +250,7 @@ func (h *Handle) notify(f func()) {
 // that). A canceled delayed task leaves its queue's timer, and its room in a
 // bounded queue is free at once.
 func (h *Handle) Cancel() bool {
+	h.mustBeMade()
 	return h.q.cancel(h, context.Canceled)
 }
 
@@ -300,4 +304,12 @@ func (h *Handle) finish(err error) (watched bool) {
 	watched = watched || h.sleepers.Load() > 0
 	h.done.Done()
 	return watched
+}
+
+// mustBeMade panics on a zero Handle: one the queue made has its queue, or
+// its outcome already.
+func (h *Handle) mustBeMade() {
+	if h.q == nil && h.state.Load() == nil {
+		panic("taskqueue: use of a zero Handle; handles are made by a queue's RunAsync, RunAfter and RunBarrier")
+	}
 }

@@ -18,6 +18,8 @@ import (
 // channel or timer, and one that is no longer used needs no Close.
 //
 // A Queue is safe for use by multiple goroutines. It must not be copied.
+// The zero Queue is not usable: its methods panic; make one with NewSerial
+// or NewConcurrent.
 // For a serial Queue, the return of each task happens before the start of the
 // next.
 type Queue struct {
