@@ -4,7 +4,9 @@ import (
 	"context"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	_ "github.com/taskqueue-go/taskqueue/mainthread" // serves the main thread
 	"github.com/taskqueue-go/taskqueue/taskqueue"
@@ -37,9 +39,88 @@ func (s *lockedServer) call(f func()) {
 	<-done
 }
 
+// spinningServer is the locked-goroutine design with the spin that
+// mainthread.Run has: after each call the server polls for the next one for
+// up to spinFor before it parks, and a caller polls for its result for as
+// long before it parks. It is the like-for-like baseline of a spinning main
+// loop.
+type spinningServer struct {
+	next    atomic.Pointer[spinCall]
+	wake    chan struct{}
+	stop    atomic.Bool
+	wg      sync.WaitGroup
+	spinFor time.Duration
+}
+
+type spinCall struct {
+	f    func()
+	done atomic.Bool
+	ch   chan struct{}
+}
+
+func newSpinningServer(spinFor time.Duration) *spinningServer {
+	s := &spinningServer{wake: make(chan struct{}, 1), spinFor: spinFor}
+	s.wg.Go(func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		for !s.stop.Load() {
+			c := s.poll()
+			if c == nil {
+				<-s.wake
+				continue
+			}
+			c.f()
+			c.done.Store(true)
+			close(c.ch)
+		}
+	})
+	return s
+}
+
+// poll waits for a call for up to spinFor, then returns nil.
+func (s *spinningServer) poll() *spinCall {
+	start := time.Now()
+	for i := 0; ; i++ {
+		if c := s.next.Swap(nil); c != nil {
+			return c
+		}
+		if i%256 == 255 && time.Since(start) > s.spinFor {
+			return nil
+		}
+	}
+}
+
+func (s *spinningServer) call(f func()) {
+	c := &spinCall{f: f, ch: make(chan struct{})}
+	s.next.Store(c)
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+	start := time.Now()
+	for i := 0; !c.done.Load(); i++ {
+		if i%256 == 255 && time.Since(start) > s.spinFor {
+			<-c.ch
+			return
+		}
+	}
+}
+
+func (s *spinningServer) close() {
+	s.stop.Store(true)
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+	s.wg.Wait()
+}
+
 // BenchmarkMainThreadCall measures a synchronous call's round trip to the
-// real main thread, served by mainthread.Run, against the locked-goroutine
-// design.
+// real main thread, served by mainthread.Run (which spins 50µs after each
+// frame, and whose callers spin as long for their result), against the
+// locked-goroutine design of other main-thread packages, parking
+// (impl=lockedgoroutine) and with the same spin (impl=lockedgoroutine-spin,
+// the like-for-like baseline).
 func BenchmarkMainThreadCall(b *testing.B) {
 	nop := func() {}
 	b.Run("impl=mainthread", func(b *testing.B) {
@@ -48,6 +129,15 @@ func BenchmarkMainThreadCall(b *testing.B) {
 		defer ReportCPU(b)()
 		for b.Loop() {
 			taskqueue.RunSyncOnMainThread(ctx, nop)
+		}
+	})
+	b.Run("impl=lockedgoroutine-spin", func(b *testing.B) {
+		s := newSpinningServer(50 * time.Microsecond)
+		defer s.close()
+		b.ReportAllocs()
+		defer ReportCPU(b)()
+		for b.Loop() {
+			s.call(nop)
 		}
 	})
 	b.Run("impl=lockedgoroutine", func(b *testing.B) {

@@ -55,10 +55,10 @@ func main() {
 		trickleTable(w, res)
 		submitWaitTable(w, res)
 		simpleTable(w, res, "Serial lanes by key: 10 tasks per key on a target of GOMAXPROCS slots, time per task", "BenchmarkLanes", "", "concurrent", []string{"sec/op", "cpu-ns/op", "allocs/op", "B/op"})
-		simpleTable(w, res, "Groups: 10,000 tiny tasks added and waited for, on GOMAXPROCS slots, time per group", "BenchmarkGroup", "", "handles", []string{"sec/op", "cpu-ns/op", "allocs/op", "B/op"})
+		simpleTable(w, res, "Groups: 10,000 tiny tasks added and waited for, on GOMAXPROCS slots, time per group. What differs: taskqueue batches members onto a few runner tasks and its Go never blocks; errgroup with SetLimit starts a goroutine per member and blocks the submitter at the limit", "BenchmarkGroup", "", "handles", []string{"sec/op", "cpu-ns/op", "allocs/op", "B/op"})
 		simpleTable(w, res, "Apply: 1,000,000 atomic adds in parallel, time per loop", "BenchmarkApply", "", "split", []string{"sec/op", "cpu-ns/op", "allocs/op", "B/op"})
-		simpleTable(w, res, "Map: 100,000 squares in parallel, results in order, time per map", "BenchmarkMap", "", "conc", []string{"sec/op", "cpu-ns/op", "allocs/op", "B/op"})
-		simpleTable(w, res, "Main thread: a synchronous call's round trip", "BenchmarkMainThreadCall", "", "lockedgoroutine", []string{"sec/op", "cpu-ns/op", "allocs/op"})
+		simpleTable(w, res, "Map: 100,000 squares in parallel, results in order, time per map. What differs: taskqueue claims chunks of items, the caller helping; conc's iter.Map claims one element per atomic operation", "BenchmarkMap", "", "conc", []string{"sec/op", "cpu-ns/op", "allocs/op", "B/op"})
+		simpleTable(w, res, "Main thread: a synchronous call's round trip; the baseline is a locked goroutine that spins as mainthread.Run does (lockedgoroutine parks)", "BenchmarkMainThreadCall", "", "lockedgoroutine-spin", []string{"sec/op", "cpu-ns/op", "allocs/op"})
 		loomTable(w, res)
 		simpleTable(w, res, "Coroutines: one step of 10,000 coroutines that yield every frame", "BenchmarkCoroutineStep", "", "iterpull", []string{"ns/step", "allocs/op"})
 	}
