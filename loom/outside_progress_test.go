@@ -3,6 +3,7 @@ package loom_test
 import (
 	"context"
 	"errors"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -78,11 +79,13 @@ func TestOutsideProgressContract(t *testing.T) {
 			}
 			q.SetTotal(i + 1)
 			q.Add(1)
+			runtime.Gosched() // lets the other goroutines run where all share one thread (js/wasm)
 		}
 	}()
 	for range 200000 {
 		d, tot := q.Load()
 		reads++
+		runtime.Gosched() // lets the other goroutines run where all share one thread (js/wasm)
 		if d > tot {
 			bad++
 		}

@@ -1,6 +1,7 @@
 package loom_test
 
 import (
+	"runtime"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -98,6 +99,7 @@ func TestProgressConcurrent(t *testing.T) {
 			default:
 			}
 			p.SetTotal(adders*adds + i%2)
+			runtime.Gosched() // lets the other goroutines run where all share one thread (js/wasm)
 		}
 	})
 	reads, last := 0, 0
@@ -111,6 +113,7 @@ func TestProgressConcurrent(t *testing.T) {
 		}
 		last = d
 		done = d == adders*adds
+		runtime.Gosched() // lets the other goroutines run where all share one thread (js/wasm)
 	}
 	wg.Wait()
 	close(stop)

@@ -1,6 +1,7 @@
 package mainthread_test
 
 import (
+	"context"
 	"runtime"
 	"sync"
 	"testing"
@@ -82,3 +83,6 @@ func BenchmarkIsMain(b *testing.B) {
 		mainthread.IsMain()
 	}
 }
+
+// bg is the context of the calls that nothing bounds.
+var bg = context.Background()

@@ -1,3 +1,5 @@
+//go:build !js
+
 package mainthread_test
 
 import (
@@ -328,9 +330,6 @@ func TestRunTwicePanics(t *testing.T) {
 		t.Errorf("scenario output:\n%s", out)
 	}
 }
-
-// bg is the context of the calls that nothing bounds.
-var bg = context.Background()
 
 // TestRunWhileServingPanics: Run called on the main thread while Run serves
 // it says so, rather than that the loop has stopped.
