@@ -51,7 +51,14 @@ func (s *Scheduler) drain(ts Slot) {
 		}
 	default:
 		s.endSlotLocked(rec)
-		s.spawnLocked() // a new turn, if items wait that a held target kept back
+		if ran > 0 || s.heldAbove() {
+			s.spawnLocked() // a new turn, if items wait that a held target kept back
+		}
+		// A turn that could start nothing asks for no other: what held its
+		// items back (a barrier, a lent slot, a full limit) spawns anew when
+		// it changes. Asking again at once made a worker spin through empty
+		// turns until another goroutine moved, which, where goroutines share
+		// one thread without preemption (js/wasm), never happened.
 	}
 	s.unlock()
 }

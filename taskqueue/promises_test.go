@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -81,6 +82,7 @@ func TestHandleDoneAndWaitsRace(t *testing.T) {
 		wg.Go(func() {
 			for !h.IsDone() {
 				h.Done()
+				runtime.Gosched() // lets the other goroutines run where all share one thread (js/wasm)
 			}
 		})
 		wg.Go(func() {
