@@ -162,8 +162,18 @@
 // [WithFrameObserver] hands a function, at the end of every frame, the
 // frame's [FrameStats]: the actions and delayed actions it ran, what its
 // budget carried over, the coroutines alive and the delayed actions pending,
-// and how long its work took, for a heads-up display or a metrics exporter. With runtime/trace on, each frame is a region named
-// "loom frame" and the loom's name.
+// and how long its work took, for a heads-up display or a metrics exporter.
+// With runtime/trace on, each frame is a region named "loom frame" and the
+// loom's name.
+//
+// # In a browser
+//
+// Built for js/wasm, a loom is driven by the page's animation frames: a
+// requestAnimationFrame callback (through syscall/js) calls Update, or
+// UpdateDelta with the frame's timestamp on a loom made with ManualClock,
+// and asks for the next frame. Posts from goroutines land as elsewhere,
+// since every goroutine of a page runs on its one thread; a goroutine that
+// computes without pausing holds back the frames (see examples/web).
 //
 // # Testing
 //

@@ -55,6 +55,11 @@
 // [Scheduler.Resume] and [Scheduler.SetLimit] control a Scheduler as it runs,
 // its subtree included; [WithIdleFunc] reports when it goes idle.
 //
+// # In a browser
+//
+// Built for js/wasm, a Scheduler works as elsewhere, its workers being
+// goroutines that take turns on the page's one thread.
+//
 // # Panics
 //
 // A panic in an item is recovered on its worker and handed, as a

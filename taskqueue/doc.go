@@ -95,6 +95,16 @@
 // itself; in one that does not, the helpers return [ErrNoMainThread] instead
 // of waiting forever.
 //
+// # In a browser
+//
+// Built for js/wasm, a page runs every goroutine on its one thread, without
+// preemption: a concurrent queue's workers take turns there, they do not run
+// in parallel, and a task that computes for long holds every other goroutine
+// (and the page's frames) until it returns or blocks. The guarantees stay
+// the same; a long task should pause now and then (wait on a channel that
+// the page's event loop fills) for the page to draw. The package's tests run
+// under Node with Go's wasm runner.
+//
 // # Testing
 //
 // Queues use the time package directly, so code that uses them is tested
