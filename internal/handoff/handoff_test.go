@@ -102,8 +102,8 @@ func TestCancelWhileRunning(t *testing.T) {
 func TestOneOwnerInEveryRace(t *testing.T) {
 	const calls = 20_000
 	var (
-		ran, startRefused, delivered, abandonedByRunner atomic.Int64
-		callerDelivered, callerCanceled, callerAbandoned  atomic.Int64
+		ran, startRefused, delivered, abandonedByRunner  atomic.Int64
+		callerDelivered, callerCanceled, callerAbandoned atomic.Int64
 	)
 	work := make(chan *handoff.Call)
 	var runners sync.WaitGroup
