@@ -557,3 +557,27 @@ func TestWaitBackgroundWithoutRunner(t *testing.T) {
 		t.Errorf("WaitBackground = %v; want nil", err)
 	}
 }
+
+// TestZeroValuesPanicWithAMessage: the zero Loom, Scope and Timer are not
+// usable, as documented, and say which constructor makes them.
+func TestZeroValuesPanicWithAMessage(t *testing.T) {
+	var l loom.Loom
+	var s loom.Scope
+	var tm loom.Timer
+	for _, c := range []struct {
+		f    func()
+		want string
+	}{
+		{func() { s.Post(func() {}) }, "loom: use of a zero Scope; make one with Loom.NewScope"},
+		{func() { s.Close() }, "loom: use of a zero Scope; make one with Loom.NewScope"},
+		{func() { tm.Stop() }, "loom: use of a zero Timer; timers are made by PostAfter and PostAfterScaled"},
+		{func() { tm.IsDone() }, "loom: use of a zero Timer; timers are made by PostAfter and PostAfterScaled"},
+	} {
+		if got := panicMessage(c.f); got != c.want {
+			t.Errorf("panicked with %q; want %q", got, c.want)
+		}
+	}
+	if got := panicMessage(func() { l.Post(func() {}) }); !strings.Contains(got, "zero Loom") {
+		t.Errorf("Post on the zero Loom panicked with %q; want a message about the zero Loom", got)
+	}
+}

@@ -18,7 +18,8 @@ import (
 // wait in WaitAny, and Reset makes it wait again.
 //
 // A Timer is safe for use by multiple goroutines. Rescheduling an existing
-// timer with Reset costs no allocation.
+// timer with Reset costs no allocation. The zero Timer is not usable: its
+// methods panic; timers are made by PostAfter and PostAfterScaled.
 type Timer struct {
 	l      *Loom
 	f      func()
@@ -44,6 +45,7 @@ func (t *Timer) settledLocked() {
 // stopped, or its loom or scope closed. After Reset, Done returns a new
 // channel for the new wait.
 func (t *Timer) Done() <-chan struct{} {
+	t.mustBeMade()
 	t.l.mu.Lock()
 	defer t.l.mu.Unlock()
 	if t.ch == nil {
@@ -204,6 +206,7 @@ func (t *Timer) leaveScopeLocked() {
 // Stop prevents t from running, reporting whether it did: false if t has
 // already run, is running, was stopped, or its loom or scope closed.
 func (t *Timer) Stop() bool {
+	t.mustBeMade()
 	t.l.mu.Lock()
 	defer t.l.mu.Unlock()
 	if !t.waiting() {
@@ -219,6 +222,7 @@ func (t *Timer) Stop() bool {
 // while it runs runs again in a later frame. After its loom or scope closed,
 // Reset does nothing and reports false.
 func (t *Timer) Reset(d time.Duration) bool {
+	t.mustBeMade()
 	l := t.l
 	l.mu.Lock()
 	if t.err != nil {
@@ -235,6 +239,7 @@ func (t *Timer) Reset(d time.Duration) bool {
 // Err returns ErrClosed if t's loom or scope closed before t ran, and nil
 // otherwise.
 func (t *Timer) Err() error {
+	t.mustBeMade()
 	t.l.mu.Lock()
 	defer t.l.mu.Unlock()
 	return t.err
@@ -244,7 +249,14 @@ func (t *Timer) Err() error {
 // has run (or is running), was stopped, or its loom or scope closed. Reset
 // makes it wait again.
 func (t *Timer) IsDone() bool {
+	t.mustBeMade()
 	t.l.mu.Lock()
 	defer t.l.mu.Unlock()
 	return !t.waiting()
+}
+
+func (t *Timer) mustBeMade() {
+	if t.l == nil {
+		panic("loom: use of a zero Timer; timers are made by PostAfter and PostAfterScaled")
+	}
 }

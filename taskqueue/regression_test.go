@@ -241,3 +241,27 @@ func TestNoMainThreadIsNotAHang(t *testing.T) {
 		}
 	})
 }
+
+// TestZeroValuesPanicWithAMessage: the zero Queue and Handle are not usable,
+// as documented, and say how to make one.
+func TestZeroValuesPanicWithAMessage(t *testing.T) {
+	var q taskqueue.Queue
+	var h taskqueue.Handle
+	for name, c := range map[string]struct {
+		f    func()
+		want string
+	}{
+		"Queue.Go":    {func() { q.Go(func() {}) }, "taskqueue: use of a zero Queue; make one with NewSerial or NewConcurrent"},
+		"Handle.Wait": {func() { h.Wait(context.Background()) }, "taskqueue: use of a zero Handle; handles are made by a queue's RunAsync, RunAfter and RunBarrier"},
+		"Handle.Done": {func() { h.Done() }, "taskqueue: use of a zero Handle; handles are made by a queue's RunAsync, RunAfter and RunBarrier"},
+	} {
+		got := func() (v any) {
+			defer func() { v = recover() }()
+			c.f()
+			return nil
+		}()
+		if fmt.Sprint(got) != c.want {
+			t.Errorf("%s panicked with %v; want %q", name, got, c.want)
+		}
+	}
+}
