@@ -51,7 +51,7 @@ func (g *Group) runMember(m *member, sl scheduler.Slot) {
 	q.inner.Add(1)
 	m.tc.start(g.ctx, sl)
 	m.tc.group = g
-	err, p := q.call(&m.tc, m.call, func() {
+	p, err := q.call(&m.tc, m.call, func() {
 		m.tc.end()
 		q.failed.Add(1)
 		g.settle(m, -runningOne, ErrGoexit)

@@ -26,25 +26,25 @@ type Observer interface {
 func (q *Queue) Name() string { return q.name }
 
 // call calls f with ctx, as the function of a task of q, and returns its
-// error, or its panic with the stack of the panic. It is the one way the
+// panic, with the stack of the panic, or its error with the stack of the panic. It is the one way the
 // queues call the functions of their users. If q is named and ctx carries
 // pprof labels, f runs with those and the queue's; an Observer hears of the
 // start and the end. Neither costs anything otherwise. If f calls
 // runtime.Goexit, goexit runs, after the Observer heard of it, and the Goexit
 // goes on.
-func (q *Queue) call(ctx context.Context, f func(context.Context) error, goexit func()) (err error, p *PanicError) {
+func (q *Queue) call(ctx context.Context, f func(context.Context) error, goexit func()) (p *PanicError, err error) {
 	if q.observer != nil || q.labels != nil {
 		return q.callObserved(ctx, f, goexit)
 	}
 	if c := catch.Call(func() { err = f(ctx) }, goexit); c != nil {
-		return nil, panicError(q.name, c)
+		return panicError(q.name, c), nil
 	}
-	return err, nil
+	return nil, err
 }
 
 // callObserved is call for a queue with a name or an Observer, kept apart so
 // that the common path keeps a small stack frame.
-func (q *Queue) callObserved(ctx context.Context, f func(context.Context) error, goexit func()) (err error, p *PanicError) {
+func (q *Queue) callObserved(ctx context.Context, f func(context.Context) error, goexit func()) (p *PanicError, err error) {
 	if q.labels != nil && hasLabels(ctx) {
 		pprof.SetGoroutineLabels(pprof.WithLabels(ctx, pprof.Labels("queue", q.name)))
 		defer pprof.SetGoroutineLabels(q.labels) // the worker's own
@@ -52,7 +52,7 @@ func (q *Queue) callObserved(ctx context.Context, f func(context.Context) error,
 	obs := q.observer
 	if obs == nil {
 		p = panics.Recover(q.name, func() { err = f(ctx) }, goexit)
-		return err, p
+		return p, err
 	}
 	obs.TaskStarted(q)
 	start := time.Now()
@@ -67,7 +67,7 @@ func (q *Queue) callObserved(ctx context.Context, f func(context.Context) error,
 	} else {
 		obs.TaskEnded(q, time.Since(start), err)
 	}
-	return err, p
+	return p, err
 }
 
 // panicError returns the *PanicError of a panic caught in a task of the

@@ -137,7 +137,7 @@ func (q *Queue) observeGo(f func()) func() {
 		return f
 	}
 	return func() {
-		_, p := q.call(context.Background(), func(context.Context) error { f(); return nil }, nil)
+		p, _ := q.call(context.Background(), func(context.Context) error { f(); return nil }, nil)
 		if p != nil {
 			q.goPanicked(p)
 		}

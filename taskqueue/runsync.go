@@ -113,7 +113,7 @@ func (q *Queue) runSync(ctx context.Context, f func(context.Context) error) erro
 func (q *Queue) runHere(ctx context.Context, sl scheduler.Slot, f func(context.Context) error) error {
 	c := &taskCtx{}
 	c.start(ctx, sl)
-	err, p := q.call(c, f, func() {
+	p, err := q.call(c, f, func() {
 		c.end()
 		q.failed.Add(1) // runtime.Goexit goes on, as it would for a plain call
 	})
@@ -200,7 +200,7 @@ func (c *syncCall) Run(sl scheduler.Slot) {
 		return
 	}
 	c.tc.slot = sl
-	err, p := q.call(&c.tc, c.f, func() {
+	p, err := q.call(&c.tc, c.f, func() {
 		c.tc.end()
 		q.failed.Add(1)
 		c.goexit = true

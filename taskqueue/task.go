@@ -37,7 +37,7 @@ func (h *Handle) run(sl scheduler.Slot, f func(context.Context) error) {
 		return
 	}
 	h.tc.slot = sl
-	err, p := q.call(&h.tc, f, func() {
+	p, err := q.call(&h.tc, f, func() {
 		h.tc.end()
 		q.failed.Add(1)
 		h.finish(aborted{})
