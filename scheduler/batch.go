@@ -178,11 +178,11 @@ func (s *Scheduler) runBatchLocked(rec *slotRec) (ran int32) {
 	normal := false
 	defer func() {
 		if !normal {
-			// An item called runtime.Goexit: goexited counted it and
-			// gave the slot back; what is left of the batch stays queued.
+			// An item called runtime.Goexit: goexited counted it and the
+			// items before it, and gave the slot back; what is left of
+			// the batch stays queued.
 			s.mu.Lock()
 			b.workers--
-			s.completed += uint64(ran)
 			s.releaseBatchLocked()
 			s.mu.Unlock()
 		}
@@ -201,9 +201,11 @@ func (s *Scheduler) runBatchLocked(rec *slotRec) (ran int32) {
 			break
 		}
 		s.room.release(1)
+		rec.batchRan = uint64(ran)
 		s.runItem(t, Slot{rec, rec.gen.Load()}, rec)
 		ran++
 	}
+	rec.batchRan = 0
 	normal = true
 	s.mu.Lock()
 	b.workers--

@@ -42,6 +42,10 @@ type slotRec struct {
 	// tookUp marks a child's slot for which TryRun took a new slot of the
 	// target too, which it gives back with this one; owned by the TryRun.
 	tookUp bool
+	// batchRan is how many items of a batch the worker on this slot ran
+	// before the current one, so that an item that calls runtime.Goexit
+	// counts them as completed before the slot goes; owned by that worker.
+	batchRan uint64
 }
 
 // live reports whether the item of sl is still running.

@@ -203,6 +203,8 @@ func (s *Scheduler) goexited(t Task, rec *slotRec, r region) {
 	r.end()
 	rec.next()
 	s.mu.Lock()
+	s.completed += rec.batchRan // before the slot goes, and Wait may see s idle
+	rec.batchRan = 0
 	s.finishLocked(t)
 	s.abandonSlotLocked(rec)
 	s.unlock()
