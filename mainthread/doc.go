@@ -72,4 +72,10 @@
 // under Run in TestMain, as this package's own tests do, with
 // goleak.VerifyTestMain(m, goleak.IgnoreCurrent()) inside the app so that the
 // serving main goroutine is not reported.
+//
+// The main thread is never inside a testing/synctest bubble, so
+// taskqueue.RunSyncOnMainThread cannot be called from one: the runtime ends
+// the test binary with a fatal error when the main thread wakes a caller in
+// a bubble. Test code that runs in a bubble reaches a loom of its own, made
+// in the bubble, instead of the main thread's.
 package mainthread

@@ -1,0 +1,398 @@
+package handoff
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+// An op is one step of a transition table: a call on the Call, made by the
+// caller or by the runner, in the order the table gives.
+type op int
+
+const (
+	armCancelable op = iota // Arm with a fresh context that can be canceled
+	armBackground           // Arm with context.Background: a wait that watches no context
+	start                   // the runner's Start; want is its report
+	deliver                 // the runner's Deliver; want is its report
+	cancel                  // the caller's context ends
+	wait                    // Wait, which must return at once; want and ran are its results
+	waitAsleep              // Wait on a goroutine of its own, which must still be asleep
+	asleep                  // the Wait begun by waitAsleep must still be asleep
+	woken                   // the Wait begun by waitAsleep must have returned want and ran
+)
+
+func (o op) String() string {
+	return [...]string{"Arm(cancelable)", "Arm(Background)", "Start", "Deliver", "cancel", "Wait", "go Wait", "asleep", "woken"}[o]
+}
+
+// A step is an op, what it must report, and the state the Call must be in
+// after it.
+type step struct {
+	op    op
+	want  bool   // Start's or Deliver's report, or Wait's delivered
+	ran   bool   // Wait's ran
+	state uint32 // the state after the step
+}
+
+var stateNames = [...]string{pending: "pending", running: "running", done: "done", canceled: "canceled", abandoned: "abandoned"}
+
+// transitions lists every transition the package documents, in the orders
+// its users make them and in the orders its docs refuse, each with the
+// broken implementation it would catch.
+var transitions = []struct {
+	name  string
+	steps []step
+}{
+	// The common path, on both kinds of wait. Catches a Deliver that does not
+	// wake the caller (Wait would sleep for ever: the bubble deadlocks), and
+	// Pending or Delivered reading the wrong state.
+	{"delivered", []step{
+		{op: armCancelable, state: pending},
+		{op: start, want: true, state: running},
+		{op: deliver, want: true, state: done},
+		{op: wait, want: true, ran: true, state: done},
+	}},
+	{"delivered, no context to watch", []step{
+		{op: armBackground, state: pending},
+		{op: start, want: true, state: running},
+		{op: deliver, want: true, state: done},
+		{op: wait, want: true, ran: true, state: done},
+	}},
+	// The caller's context ends after the outcome was delivered: Wait's
+	// select may pick either ready case, and both must report the delivery
+	// (the table runs many rounds, so both are taken). Catches a Wait that
+	// trusts ctx.Done over the state word and reports a delivered call as
+	// given up, which would lose its outcome (a panic above all).
+	{"delivered, then the context ends", []step{
+		{op: armCancelable, state: pending},
+		{op: start, want: true, state: running},
+		{op: deliver, want: true, state: done},
+		{op: cancel, state: done},
+		{op: wait, want: true, ran: true, state: done},
+	}},
+	// Given up before it started: Start must refuse, so the function never
+	// runs. Catches a Start that does not compare (a plain store), and a Wait
+	// that gives up without marking the call canceled.
+	{"given up before it started", []step{
+		{op: armCancelable, state: pending},
+		{op: cancel, state: pending},
+		{op: wait, want: false, ran: false, state: canceled},
+		{op: start, want: false, state: canceled},
+		{op: deliver, want: false, state: canceled},
+	}},
+	// A context that ended before Arm: the call is given up at the first Wait.
+	{"context ended before Arm", []step{
+		{op: cancel},
+		{op: armCancelable, state: pending},
+		{op: wait, want: false, ran: false, state: canceled},
+		{op: start, want: false, state: canceled},
+	}},
+	// Given up while it ran: Deliver must report false, so the runner reports
+	// the outcome itself. Catches a Deliver that does not compare (it would
+	// report true to a runner whose caller left, and the panic would be lost),
+	// and a Wait that reports ran = false for a started call.
+	{"given up while it ran", []step{
+		{op: armCancelable, state: pending},
+		{op: start, want: true, state: running},
+		{op: cancel, state: running},
+		{op: wait, want: false, ran: true, state: abandoned},
+		{op: deliver, want: false, state: abandoned},
+		{op: start, want: false, state: abandoned},
+	}},
+	// Deliver before Start is refused and changes nothing. Catches a Deliver
+	// that moves any state to done.
+	{"Deliver before Start", []step{
+		{op: armCancelable, state: pending},
+		{op: deliver, want: false, state: pending},
+		{op: start, want: true, state: running},
+		{op: deliver, want: true, state: done},
+		{op: wait, want: true, ran: true, state: done},
+	}},
+	// A second Start is refused: the function runs at most once.
+	{"Start twice", []step{
+		{op: armCancelable, state: pending},
+		{op: start, want: true, state: running},
+		{op: start, want: false, state: running},
+		{op: deliver, want: true, state: done},
+		{op: start, want: false, state: done},
+		{op: wait, want: true, ran: true, state: done},
+	}},
+	// A second Deliver is refused and wakes nobody twice. Catches a Deliver
+	// that signals without winning the state word: a second send on the
+	// one-slot channel blocks for ever (the bubble deadlocks), a second
+	// WaitGroup.Done panics with a negative counter.
+	{"Deliver twice", []step{
+		{op: armCancelable, state: pending},
+		{op: start, want: true, state: running},
+		{op: deliver, want: true, state: done},
+		{op: deliver, want: false, state: done},
+		{op: wait, want: true, ran: true, state: done},
+	}},
+	{"Deliver twice, no context to watch", []step{
+		{op: armBackground, state: pending},
+		{op: start, want: true, state: running},
+		{op: deliver, want: true, state: done},
+		{op: deliver, want: false, state: done},
+		{op: wait, want: true, ran: true, state: done},
+	}},
+	// Wait sleeps until the runner delivers, not merely until it starts.
+	// Catches a Start that wakes the caller, or a Wait that returns early.
+	{"Wait sleeps until Deliver", []step{
+		{op: armCancelable, state: pending},
+		{op: waitAsleep, state: pending},
+		{op: start, want: true, state: running},
+		{op: asleep, state: running},
+		{op: deliver, want: true, state: done},
+		{op: woken, want: true, ran: true, state: done},
+	}},
+	{"Wait sleeps until Deliver, no context to watch", []step{
+		{op: armBackground, state: pending},
+		{op: waitAsleep, state: pending},
+		{op: start, want: true, state: running},
+		{op: asleep, state: running},
+		{op: deliver, want: true, state: done},
+		{op: woken, want: true, ran: true, state: done},
+	}},
+	// A sleeping Wait wakes when its context ends, and settles the race by
+	// the state it finds. Catches a Wait that does not watch ctx.Done.
+	{"Wait wakes on cancel, pending", []step{
+		{op: armCancelable, state: pending},
+		{op: waitAsleep, state: pending},
+		{op: cancel, state: canceled},
+		{op: woken, want: false, ran: false, state: canceled},
+		{op: start, want: false, state: canceled},
+	}},
+	{"Wait wakes on cancel, running", []step{
+		{op: armCancelable, state: pending},
+		{op: start, want: true, state: running},
+		{op: waitAsleep, state: running},
+		{op: cancel, state: abandoned},
+		{op: woken, want: false, ran: true, state: abandoned},
+		{op: deliver, want: false, state: abandoned},
+	}},
+	// Reuse, as documented: once Wait has returned true, or once Start has
+	// reported false, on either kind of wait in turn. Catches an Arm that
+	// does not reset the state word (a reused call would stay done or
+	// canceled), or that leaves the WaitGroup or the channel out of step.
+	{"reuse", []step{
+		{op: armCancelable, state: pending},
+		{op: start, want: true, state: running},
+		{op: deliver, want: true, state: done},
+		{op: wait, want: true, ran: true, state: done},
+
+		{op: armBackground, state: pending},
+		{op: start, want: true, state: running},
+		{op: deliver, want: true, state: done},
+		{op: wait, want: true, ran: true, state: done},
+
+		{op: armCancelable, state: pending},
+		{op: cancel, state: pending},
+		{op: wait, want: false, ran: false, state: canceled},
+		{op: start, want: false, state: canceled},
+
+		{op: armBackground, state: pending},
+		{op: waitAsleep, state: pending},
+		{op: start, want: true, state: running},
+		{op: deliver, want: true, state: done},
+		{op: woken, want: true, ran: true, state: done},
+
+		{op: armCancelable, state: pending},
+		{op: waitAsleep, state: pending},
+		{op: start, want: true, state: running},
+		{op: deliver, want: true, state: done},
+		{op: woken, want: true, ran: true, state: done},
+	}},
+}
+
+// TestTransitions runs each row of transitions, in a bubble so that a Wait
+// that never wakes fails the test as a deadlock instead of hanging it, for
+// many rounds so that Wait's select takes each of its ready cases.
+func TestTransitions(t *testing.T) {
+	for _, tt := range transitions {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				for round := range 64 {
+					runSteps(t, round, tt.steps)
+				}
+			})
+		})
+	}
+}
+
+func runSteps(t *testing.T, round int, steps []step) {
+	t.Helper()
+	var (
+		c      Call
+		stops  []context.CancelFunc
+		waiter chan [2]bool
+	)
+	defer func() {
+		for _, stop := range stops {
+			stop()
+		}
+	}()
+	cancelable := func() (context.Context, context.CancelFunc) {
+		ctx, stop := context.WithCancel(context.Background())
+		stops = append(stops, stop)
+		return ctx, stop
+	}
+	ctx, stop := cancelable()
+	for i, s := range steps {
+		where := fmt.Sprintf("round %d, step %d (%v)", round, i, s.op)
+		switch s.op {
+		case armCancelable:
+			if ctx.Err() == nil { // a context canceled before Arm is kept
+				ctx, stop = cancelable()
+			}
+			c.Arm(ctx)
+		case armBackground:
+			ctx, stop = context.Background(), func() {}
+			c.Arm(ctx)
+		case start:
+			if got := c.Start(); got != s.want {
+				t.Fatalf("%s: Start = %v; want %v", where, got, s.want)
+			}
+		case deliver:
+			if got := c.Deliver(); got != s.want {
+				t.Fatalf("%s: Deliver = %v; want %v", where, got, s.want)
+			}
+		case cancel:
+			stop()
+		case wait:
+			if d, r := c.Wait(ctx); d != s.want || r != s.ran {
+				t.Fatalf("%s: Wait = (%v, %v); want (%v, %v)", where, d, r, s.want, s.ran)
+			}
+		case waitAsleep:
+			waiter = make(chan [2]bool, 1)
+			go func(ctx context.Context) {
+				d, r := c.Wait(ctx)
+				waiter <- [2]bool{d, r}
+			}(ctx)
+			fallthrough
+		case asleep:
+			synctest.Wait()
+			select {
+			case got := <-waiter:
+				t.Fatalf("%s: Wait returned %v while the call was %s", where, got, stateNames[c.state.Load()])
+			default:
+			}
+		case woken:
+			synctest.Wait()
+			select {
+			case got := <-waiter:
+				if want := [2]bool{s.want, s.ran}; got != want {
+					t.Fatalf("%s: Wait = %v; want %v", where, got, want)
+				}
+			default:
+				t.Fatalf("%s: Wait still asleep with the call %s", where, stateNames[c.state.Load()])
+			}
+		}
+		if s.op == cancel && waiter != nil {
+			synctest.Wait() // let a sleeping Wait settle the state before it is checked
+		}
+		checkState(t, where, &c, s.state)
+	}
+}
+
+// checkState checks the state word and what Pending and Delivered report of
+// it.
+func checkState(t *testing.T, where string, c *Call, want uint32) {
+	t.Helper()
+	if got := c.state.Load(); got != want {
+		t.Fatalf("%s: state %s; want %s", where, stateNames[got], stateNames[want])
+	}
+	if got := c.Pending(); got != (want == pending) {
+		t.Fatalf("%s: Pending = %v in state %s", where, got, stateNames[want])
+	}
+	if got := c.Delivered(); got != (want == done) {
+		t.Fatalf("%s: Delivered = %v in state %s", where, got, stateNames[want])
+	}
+}
+
+// TestWaitUntilDeadline: a Wait whose context has a deadline sleeps exactly
+// until it, in fake time, and gives the call up. Catches a Wait that wakes
+// early or does not wake at the deadline.
+func TestWaitUntilDeadline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, stop := context.WithTimeout(context.Background(), 5*time.Second)
+		defer stop()
+		var c Call
+		c.Arm(ctx)
+		t0 := time.Now()
+		d, r := c.Wait(ctx)
+		if d || r {
+			t.Fatalf("Wait = (%v, %v); want (false, false)", d, r)
+		}
+		if slept := time.Since(t0); slept != 5*time.Second {
+			t.Fatalf("Wait slept %v; want 5s", slept)
+		}
+		if c.Start() {
+			t.Fatal("Start = true after the caller gave the call up")
+		}
+	})
+}
+
+// TestWaitDeliveredBeforeDeadline: a runner that delivers before the deadline
+// wakes the caller then, with the outcome it wrote before Deliver. Catches a
+// Wait that sleeps on to the deadline, and (under -race) an outcome that is
+// not ordered before the caller's read.
+func TestWaitDeliveredBeforeDeadline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, stop := context.WithTimeout(context.Background(), 5*time.Second)
+		defer stop()
+		var (
+			c      Call
+			result int
+		)
+		c.Arm(ctx)
+		go func() {
+			time.Sleep(2 * time.Second)
+			if c.Start() {
+				result = 42
+				c.Deliver()
+			}
+		}()
+		t0 := time.Now()
+		d, r := c.Wait(ctx)
+		if !d || !r {
+			t.Fatalf("Wait = (%v, %v); want (true, true)", d, r)
+		}
+		if slept := time.Since(t0); slept != 2*time.Second {
+			t.Fatalf("Wait slept %v; want 2s", slept)
+		}
+		if result != 42 {
+			t.Fatalf("result = %d after the delivery; want 42", result)
+		}
+	})
+}
+
+// TestReuseAcrossBubbles: a pooled Call may be armed in one testing/synctest
+// bubble and reused in another, on either kind of wait and from either to
+// the other. Catches an Arm that keeps the previous call's channel: the
+// next bubble would use a channel of the last one, a fatal error that ends
+// the test binary.
+func TestReuseAcrossBubbles(t *testing.T) {
+	var c Call
+	for i, watches := range []bool{true, true, false, false, true} {
+		synctest.Test(t, func(t *testing.T) {
+			var ctx context.Context = context.Background()
+			if watches {
+				var stop context.CancelFunc
+				ctx, stop = context.WithCancel(ctx)
+				defer stop()
+			}
+			c.Arm(ctx)
+			go func() {
+				if c.Start() {
+					c.Deliver()
+				}
+			}()
+			if d, r := c.Wait(ctx); !d || !r {
+				t.Fatalf("bubble %d: Wait = (%v, %v); want (true, true)", i, d, r)
+			}
+		})
+	}
+}
