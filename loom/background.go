@@ -14,6 +14,7 @@ import (
 // result on the loom's thread, post it from f. RunAsync returns ErrClosed if
 // l is closed.
 func (l *Loom) RunAsync(f func()) error {
+	l.mustBeMade()
 	if f == nil {
 		panic("loom: RunAsync(nil)")
 	}
@@ -38,6 +39,7 @@ func (l *Loom) RunAsync(f func()) error {
 // wait for the background functions; a program or test that must not leave
 // them behind calls WaitBackground.
 func (l *Loom) WaitBackground(ctx context.Context) error {
+	l.mustBeMade()
 	l.mu.Lock()
 	bg := l.bg
 	l.mu.Unlock()

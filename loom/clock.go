@@ -42,6 +42,7 @@ func (l *Loom) TimeScale() float64 { return math.Float64frombits(l.scale.Load())
 // Delayed actions and WaitForSecondsRealtime use unscaled time and go on.
 // SetTimeScale panics if s is negative, infinite or NaN.
 func (l *Loom) SetTimeScale(s float64) {
+	l.mustBeMade()
 	if s < 0 || math.IsInf(s, 0) || math.IsNaN(s) {
 		panic("loom: SetTimeScale: the scale must be a finite number >= 0")
 	}

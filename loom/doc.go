@@ -33,7 +33,7 @@
 // [WithBudget] caps the work of a frame, so that a flood of posts from
 // workers cannot stall rendering; what is left runs first in the next frame.
 // A loop that sleeps between frames (in glfw.WaitEvents, say) learns when to
-// wake from [Loom.Idle], [Loom.Wake] and [WithWakeFunc].
+// wake from [Loom.Idle] (its Wake channel) and [WithWakeFunc].
 //
 // # Time
 //
@@ -98,7 +98,9 @@
 // that posts its result to the loom and then returns (a task of a queue, say)
 // lets the coroutine waiting on its handle find the result applied. When the
 // Waitable is done after the frame's actions ran, the coroutine resumes in
-// the next frame, after those posts; posts made later do not hold it back.
+// the next frame or a later one, once the posts made before its wait was
+// first seen over have run (a frame budget may spread them over several);
+// posts made after that do not hold it back.
 //
 // After a WaitAny, FirstDone tells which member ended first; after a
 // WaitAll, Await returns at once with the first member's error, in the

@@ -26,6 +26,7 @@ type Idle struct {
 // Timed, at its pace if Frames, and otherwise sleeps until woken (see
 // Idle.Wake and WithWakeFunc). Call it from the loop's goroutine, between frames.
 func (l *Loom) Idle() Idle {
+	l.mustBeMade()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	i := Idle{Now: len(l.posted) > 0 || l.next < len(l.batch) || l.requests.Load(), Wake: l.wakeChLocked()}

@@ -581,3 +581,23 @@ func TestZeroValuesPanicWithAMessage(t *testing.T) {
 		t.Errorf("Post on the zero Loom panicked with %q; want a message about the zero Loom", got)
 	}
 }
+
+// TestZeroLoomPanicsEverywhere: every method of the zero Loom that does work
+// panics with the same message, as documented.
+func TestZeroLoomPanicsEverywhere(t *testing.T) {
+	var l loom.Loom
+	const want = "loom: use of a zero Loom; make one with New"
+	for name, f := range map[string]func(){
+		"PostAfter":       func() { l.PostAfter(time.Second, nil) },
+		"PostAfterScaled": func() { l.PostAfterScaled(time.Second, nil) },
+		"Idle":            func() { l.Idle() },
+		"NewScope":        func() { l.NewScope() },
+		"RunAsync":        func() { l.RunAsync(func() {}) },
+		"SetTimeScale":    func() { l.SetTimeScale(1) },
+		"Configure":       func() { l.Configure() },
+	} {
+		if got := panicMessage(f); got != want {
+			t.Errorf("%s on the zero Loom panicked with %q; want %q", name, got, want)
+		}
+	}
+}

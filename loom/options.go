@@ -98,7 +98,7 @@ func WithPanicHandler(h func(*PanicError)) Option {
 // posted since the last frame began, a delayed action that is now the
 // earliest, a coroutine started from another goroutine. It is called at most
 // once per batch of posts, never with a lock held, and must not block: a loop
-// sleeping in glfw.WaitEvents passes glfw.PostEmptyEvent. See also Wake.
+// sleeping in glfw.WaitEvents passes glfw.PostEmptyEvent. See also Idle.
 func WithWakeFunc(f func()) Option {
 	return optionFunc(func(c *config) { c.wake = f })
 }

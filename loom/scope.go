@@ -20,6 +20,7 @@ type Scope struct {
 
 // NewScope returns a new, open scope of l.
 func (l *Loom) NewScope() *Scope {
+	l.mustBeMade()
 	return &Scope{l: l, timers: make(map[*Timer]struct{}), coroutines: make(map[*Coroutine]struct{})}
 }
 

@@ -144,6 +144,7 @@ func (l *Loom) PostAfterScaled(d time.Duration, f func()) *Timer {
 
 // postAfter makes a timer of scope s due after d, on scaled time if scaled.
 func (l *Loom) postAfter(s *Scope, d time.Duration, scaled bool, f func()) *Timer {
+	l.mustBeMade()
 	if f == nil {
 		f = nop
 	}

@@ -109,6 +109,7 @@ func mustQueue(q *Queue, call string) {
 	if q == nil {
 		panic("taskqueue: " + call + " with a nil queue")
 	}
+	q.mustBeMade()
 }
 
 func newBulk(ctx context.Context, q *Queue, n, width int, body func(ctx context.Context, lo, hi int) error) *bulk {

@@ -41,7 +41,7 @@ import (
 // started. Members waiting in the group do not count as Queued.
 //
 // A Group is safe for use by multiple goroutines; members may add members.
-// It must not be copied. The zero Group is not usable; call NewGroup. The
+// It must not be copied. The zero Group is not usable: its methods panic; call NewGroup. The
 // return of each member happens before Wait returns.
 type Group struct {
 	q        *Queue
@@ -175,6 +175,7 @@ func (g *Group) init(ctx context.Context, q *Queue, call string, opts []GroupOpt
 // tasks on the queue than it may: on a full queue made WithMaxQueued and
 // without WithFailWhenFull, until there is room or the group's context is done.
 func (g *Group) Go(f func(context.Context) error) {
+	g.mustBeMade("Group")
 	if f == nil {
 		nilFunc("Group.Go")
 	}
@@ -243,6 +244,7 @@ func (g *Group) add(m *member) {
 // done. From a task of a queue of the same tree, Wait lends the waiting
 // task's slots, as Handle.Wait does.
 func (g *Group) Wait(ctx context.Context) error {
+	g.mustBeMade("Group")
 	if err := g.waitMembers(ctx, "Group.Wait"); err != nil {
 		return err
 	}
@@ -335,4 +337,11 @@ func (g *Group) result() error {
 		return errs[0]
 	}
 	return errors.Join(errs...)
+}
+
+// mustBeMade panics on a zero Group, or the zero GroupOf (typ) holding it.
+func (g *Group) mustBeMade(typ string) {
+	if g.q == nil {
+		panic("taskqueue: use of a zero " + typ + "; make one with New" + typ)
+	}
 }

@@ -13,7 +13,8 @@ import (
 // documents it.
 //
 // A GroupOf is safe for use by multiple goroutines and must not be copied.
-// The zero GroupOf is not usable; call NewGroupOf.
+// The zero GroupOf is not usable: its methods panic; call
+// NewGroupOf.
 type GroupOf[T any] struct {
 	g    Group
 	head atomic.Pointer[memberOf[T]] // the members that ended, the last first
@@ -30,6 +31,7 @@ func NewGroupOf[T any](ctx context.Context, q *Queue, opts ...GroupOption) *Grou
 
 // Go adds a member that runs f on the group's queue, as Group.Go does.
 func (g *GroupOf[T]) Go(f func(context.Context) (T, error)) {
+	g.g.mustBeMade("GroupOf")
 	if f == nil {
 		nilFunc("GroupOf.Go")
 	}
@@ -72,6 +74,7 @@ func (m *memberOf[T]) end(err error) {
 // of a member that never ran (the group was canceled, or the queue refused
 // it) is the zero T.
 func (g *GroupOf[T]) Wait(ctx context.Context) ([]T, error) {
+	g.g.mustBeMade("GroupOf")
 	if err := g.g.waitMembers(ctx, "GroupOf.Wait"); err != nil {
 		return nil, err
 	}
@@ -101,6 +104,7 @@ func (g *GroupOf[T]) values() []T {
 // yields every result. Ranging over Completed from a task of the group's own
 // serial queue panics, as Wait does.
 func (g *GroupOf[T]) Completed() iter.Seq2[T, error] {
+	g.g.mustBeMade("GroupOf")
 	return func(yield func(T, error) bool) {
 		var mark *memberOf[T] // the newest member yielded
 		var batch []*memberOf[T]

@@ -265,3 +265,35 @@ func TestZeroValuesPanicWithAMessage(t *testing.T) {
 		}
 	}
 }
+
+// TestZeroGroupsAndThenPanic: the zero Group and GroupOf, Then on a zero
+// Handle, and Apply on a zero Queue panic with a message, as documented,
+// instead of returning nil, hanging or dereferencing nil.
+func TestZeroGroupsAndThenPanic(t *testing.T) {
+	ctx := context.Background()
+	q := taskqueue.NewSerial()
+	defer q.Close()
+	var g taskqueue.Group
+	var gi taskqueue.GroupOf[int]
+	var h taskqueue.Handle
+	var zq taskqueue.Queue
+	for name, c := range map[string]struct {
+		f    func()
+		want string
+	}{
+		"Group.Go":      {func() { g.Go(func(context.Context) error { return nil }) }, "taskqueue: use of a zero Group; make one with NewGroup"},
+		"Group.Wait":    {func() { g.Wait(ctx) }, "taskqueue: use of a zero Group; make one with NewGroup"},
+		"GroupOf.Wait":  {func() { gi.Wait(ctx) }, "taskqueue: use of a zero GroupOf; make one with NewGroupOf"},
+		"Handle.Then":   {func() { h.Then(ctx, q, func(context.Context) error { return nil }) }, "taskqueue: use of a zero Handle; handles are made by a queue's RunAsync, RunAfter and RunBarrier"},
+		"Apply on zero": {func() { taskqueue.Apply(ctx, &zq, 3, func(int) {}) }, "taskqueue: use of a zero Queue; make one with NewSerial or NewConcurrent"},
+	} {
+		got := func() (v any) {
+			defer func() { v = recover() }()
+			c.f()
+			return nil
+		}()
+		if fmt.Sprint(got) != c.want {
+			t.Errorf("%s panicked with %v; want %q", name, got, c.want)
+		}
+	}
+}

@@ -65,6 +65,7 @@ func (q *Queue) follow(ctx context.Context, prev, h *Handle, t scheduler.Task, c
 	if prev == nil {
 		panic("taskqueue: " + call + " on a nil Handle")
 	}
+	prev.mustBeMade()
 	h.init(ctx, q)
 	if err := ctx.Err(); err != nil {
 		q.reject(h, err)
