@@ -67,7 +67,7 @@ func (l *Loom) update(dt time.Duration) {
 	cfg := l.cfg
 	l.takePostedLocked()
 	lastSeq := l.seq // delayed actions posted from now on wait for the next frame
-	delayed := l.timers.heap.Len() > 0 || l.scaledTimers.heap.Len() > 0
+	delayed := l.timers.wheel.Len() > 0 || l.scaledTimers.wheel.Len() > 0
 	l.signaled = false
 	l.mu.Unlock()
 
@@ -247,14 +247,17 @@ func (l *Loom) runDelayed(b *budget, now int64, lastSeq uint64, onPanic func(*Pa
 
 // runDue runs the timers of ts due at now, within the budget.
 func (l *Loom) runDue(ts *timers, b *budget, now int64, lastSeq uint64, onPanic func(*PanicError)) {
+	l.mu.Lock()
+	ts.wheel.Collect(now)
+	l.mu.Unlock()
 	for !b.spent() {
 		l.mu.Lock()
-		e := ts.top()
+		e := ts.front()
 		if e == nil || e.Due > now || e.Seq > lastSeq {
 			l.mu.Unlock()
 			return
 		}
-		t := ts.heap.Pop()
+		t := ts.wheel.Pop()
 		t.seq = 0
 		t.leaveScopeLocked()
 		t.settledLocked()

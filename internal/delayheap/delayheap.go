@@ -63,6 +63,14 @@ func (h *Heap[T]) Pop() T {
 	return v
 }
 
+// popEntry removes the earliest entry and returns it; the heap must not be
+// empty.
+func (h *Heap[T]) popEntry() Entry[T] {
+	e := h.items[0]
+	h.Pop()
+	return e
+}
+
 // Filter keeps the entries for which keep reports true and restores the
 // heap, in O(n).
 func (h *Heap[T]) Filter(keep func(*Entry[T]) bool) {
