@@ -250,8 +250,15 @@ func (l *Loom) runDue(ts *timers, b *budget, now int64, lastSeq uint64, onPanic 
 	l.mu.Lock()
 	ts.wheel.Collect(now)
 	l.mu.Unlock()
-	for !b.spent() {
+	for swept := 0; !b.spent(); swept-- {
 		l.mu.Lock()
+		if swept == 0 {
+			// The timers of the next entries are read together, so that their
+			// cache misses overlap: on a frame that runs hundreds of timers
+			// out of a hundred thousand, each would otherwise miss alone.
+			ts.stale -= ts.wheel.DropStale(sweep, live)
+			swept = sweep
+		}
 		e := ts.front()
 		if e == nil || e.Due > now || e.Seq > lastSeq {
 			l.mu.Unlock()
@@ -267,6 +274,9 @@ func (l *Loom) runDue(ts *timers, b *budget, now int64, lastSeq uint64, onPanic 
 		call(f, onPanic)
 	}
 }
+
+// sweep is how many due timers runDue reads ahead.
+const sweep = 16
 
 // handlePanic gives p to l's panic handler (see WithPanicHandler).
 func (l *Loom) handlePanic(p *PanicError) {

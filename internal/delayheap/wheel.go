@@ -178,6 +178,29 @@ func (w *Wheel[T]) Pop() T {
 	return v
 }
 
+// DropStale drops the entries for which live reports false among the first
+// n collected ones (all of them, if fewer), keeping the others in order, and
+// returns how many it dropped. The owner of entries that point to objects
+// scattered in memory sweeps a window of them ahead of taking them one by
+// one: the reads of the window do not wait for each other, so their cache
+// misses overlap, and the objects are in the cache when their turn comes.
+func (w *Wheel[T]) DropStale(n int, live func(*Entry[T]) bool) int {
+	run := w.ready[w.head:min(w.head+n, len(w.ready))]
+	k := len(run) // run[k:] holds the kept entries
+	for i := len(run) - 1; i >= 0; i-- {
+		if live(&run[i]) {
+			k--
+			run[k] = run[i]
+		}
+	}
+	clear(run[:k])
+	w.head += k
+	if w.head == len(w.ready) {
+		w.ready, w.head = w.ready[:0], 0
+	}
+	return k
+}
+
 // Earliest returns the earliest entry for which live reports true, or nil,
 // and the number of other entries it dropped on the way: those that come
 // before it, and the others of its slot. It moves nothing to the run.

@@ -70,36 +70,49 @@ func (m *wheelModel) Reset(t *rapid.T) {
 	m.push(rapid.IntRange(1, m.ids).Draw(t, "id"), m.due(t))
 }
 
-// Frame moves the clock and pops what is due, as a frame does.
+// Frame moves the clock and pops what is due, as a frame does, sweeping
+// stale entries ahead now and then, and checks each entry against the
+// model's.
 func (m *wheelModel) Frame(t *rapid.T) {
 	m.now += rapid.SampledFrom([]int64{0, 1, tick / 3, tick, 16 * tick, 700 * tick}).Draw(t, "dt")
 	budget := rapid.IntRange(1, 50).Draw(t, "budget")
-	var got, want []int
-	for len(want) < budget && len(m.ref) > 0 && m.ref[0].due <= m.now {
-		e := m.ref[0]
-		m.ref = m.ref[1:]
-		if m.refLive(e) {
-			want = append(want, e.v)
-		}
-	}
 	m.w.Collect(m.now)
 	m.cur = max(m.cur, m.now>>20+1)
-	for len(got) < budget {
+	var ran []int
+	for i := 0; len(ran) < budget; i++ {
+		if i%4 == 0 {
+			n := rapid.IntRange(0, 8).Draw(t, "sweep")
+			dropped := m.w.DropStale(n, m.live)
+			// The model's run is its entries of ticks already collected.
+			want := 0
+			for j := 0; j < len(m.ref) && j+want < n && m.ref[j].due>>20 < m.cur; {
+				if m.refLive(m.ref[j]) {
+					j++
+					continue
+				}
+				m.ref = slices.Delete(m.ref, j, j+1)
+				want++
+			}
+			if dropped != want {
+				t.Fatalf("DropStale(%d) = %d; want %d", n, dropped, want)
+			}
+		}
 		e := m.w.Front()
 		if e == nil || e.Due > m.now {
+			if len(m.ref) > 0 && m.ref[0].due <= m.now {
+				t.Fatalf("frame at %d: Front() = %v; want %+v", m.now, e, m.ref[0])
+			}
 			break
 		}
-		live := m.live(e)
-		id := m.w.Pop()
-		if live {
-			got = append(got, id)
+		if len(m.ref) == 0 || e.Due != m.ref[0].due || e.Seq != m.ref[0].seq {
+			t.Fatalf("frame at %d: Front() = %+v; want %v", m.now, *e, m.ref)
 		}
-	}
-	for _, id := range want {
-		delete(m.seqs, id)
-	}
-	if !slices.Equal(got, want) {
-		t.Fatalf("frame at %d ran %v; want %v", m.now, got, want)
+		m.ref = m.ref[1:]
+		live := m.live(e)
+		if id := m.w.Pop(); live {
+			delete(m.seqs, id)
+			ran = append(ran, id)
+		}
 	}
 }
 
