@@ -82,6 +82,12 @@ func (w *Wheel[T]) push(e Entry[T]) {
 			w.slots[i] = w.spare[len(w.spare)-1]
 			w.spare = w.spare[:len(w.spare)-1]
 		}
+		if s := w.slots[i]; len(s) == cap(s) {
+			// Double, rather than append's quarter for large slices: a
+			// buffer goes round the slots, and one that fits the largest
+			// slot ends the allocations of a steady load sooner.
+			w.slots[i] = slices.Grow(s, max(cap(s), 8))
+		}
 		w.slots[i] = append(w.slots[i], e)
 		w.occupied[i>>6] |= 1 << (i & 63)
 		w.inSlots++
