@@ -1,10 +1,10 @@
 package loom
 
-// Stale returns the number of stale timer entries in l's heap.
+// Stale returns the number of stale timer entries in l's wheel.
 func (l *Loom) Stale() (stale, entries int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.timers.stale, l.timers.heap.Len()
+	return l.timers.stale, l.timers.wheel.Len()
 }
 
 // BufferCaps returns the capacities of l's action buffers. It must be called

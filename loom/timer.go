@@ -1,6 +1,8 @@
 package loom
 
 import (
+	"cmp"
+	"slices"
 	"time"
 
 	"github.com/taskqueue-go/taskqueue/internal/delayheap"
@@ -25,7 +27,7 @@ type Timer struct {
 	f      func()
 	scope  *Scope // nil for the Loom's own timers
 	scaled bool   // it counts on scaled time
-	// seq is the sequence number of t's entry in its heap while t waits,
+	// seq is the sequence number of t's entry in its wheel while t waits,
 	// and 0 otherwise. An entry whose seq differs from its timer's is stale:
 	// the timer was stopped or rescheduled, and the entry is skipped.
 	seq uint64        // under l.mu
@@ -62,39 +64,47 @@ func (t *Timer) Done() <-chan struct{} {
 
 func (t *Timer) waiting() bool { return t.seq != 0 }
 
-// live reports whether a heap entry is its timer's current one.
+// live reports whether an entry is its timer's current one.
 func live(e *delayheap.Entry[*Timer]) bool { return e.Seq == e.V.seq }
 
-// timers is a heap of timers on one clock, keyed by due time in
-// nanoseconds, with the count of its stale entries. It is guarded by the
+// timers holds the timers of one clock in a timing wheel, keyed by due time
+// in nanoseconds, with the count of its stale entries. It is guarded by the
 // loom's mutex.
 type timers struct {
-	heap  delayheap.Heap[*Timer]
+	wheel delayheap.Wheel[*Timer]
 	stale int // entries left by stopped or rescheduled timers
 }
 
 // pending returns the number of timers waiting in ts.
-func (ts *timers) pending() int { return ts.heap.Len() - ts.stale }
+func (ts *timers) pending() int { return ts.wheel.Len() - ts.stale }
 
-// forget leaves t's entry stale, once t was stopped or rescheduled.
+// forget leaves an entry stale, once t was stopped or rescheduled.
 func (ts *timers) forget() {
 	ts.stale++
-	if ts.stale > 64 && ts.stale > ts.heap.Len()/2 {
-		// Stale entries are the majority: drop them, so that the heap stays
+	if ts.stale > 64 && ts.stale > ts.wheel.Len()/2 {
+		// Stale entries are the majority: drop them, so that the wheel stays
 		// within twice the live timers and stopping costs O(1) amortized.
-		ts.heap.Filter(live)
+		ts.wheel.Filter(live)
 		ts.stale = 0
 	}
 }
 
-// top drops stale entries from the top of ts and returns the earliest live
-// one, or nil.
+// top returns the earliest live timer's entry, or nil, dropping stale
+// entries on the way.
 func (ts *timers) top() *delayheap.Entry[*Timer] {
-	for ts.heap.Len() > 0 {
-		if e := ts.heap.Top(); live(e) {
+	e, dropped := ts.wheel.Earliest(live)
+	ts.stale -= dropped
+	return e
+}
+
+// front returns the earliest live entry of those collected (see
+// delayheap.Wheel.Collect), or nil, dropping stale entries before it.
+func (ts *timers) front() *delayheap.Entry[*Timer] {
+	for e := ts.wheel.Front(); e != nil; e = ts.wheel.Front() {
+		if live(e) {
 			return e
 		}
-		ts.heap.Pop()
+		ts.wheel.Pop()
 		ts.stale--
 	}
 	return nil
@@ -102,18 +112,21 @@ func (ts *timers) top() *delayheap.Entry[*Timer] {
 
 // closeAll ends every waiting timer of ts with ErrClosed and empties it.
 func (ts *timers) closeAll() {
-	for ts.heap.Len() > 0 {
-		if e := ts.heap.Top(); live(e) {
+	all := ts.wheel.Drain()
+	slices.SortFunc(all, func(a, b delayheap.Entry[*Timer]) int { // in due order, as they would have run
+		return cmp.Or(cmp.Compare(a.Due, b.Due), cmp.Compare(a.Seq, b.Seq))
+	})
+	for i := range all {
+		if e := &all[i]; live(e) {
 			e.V.seq, e.V.err = 0, ErrClosed
 			e.V.leaveScopeLocked()
 			e.V.settledLocked()
 		}
-		ts.heap.Pop()
 	}
 	ts.stale = 0
 }
 
-// timersOf returns the heap of t's clock.
+// timersOf returns the timers of t's clock.
 func (l *Loom) timersOf(t *Timer) *timers {
 	if t.scaled {
 		return &l.scaledTimers
@@ -169,9 +182,9 @@ func (l *Loom) dueLocked(t *Timer, d time.Duration) int64 {
 	return l.nowLocked() + max(int64(d), 0)
 }
 
-// scheduleLocked puts t in its heap due at due, leaving its earlier entry
+// scheduleLocked puts t in its wheel due at due, leaving its earlier entry
 // stale if it had one, and returns the wake-up to send if t is now the
-// earliest of its heap.
+// earliest of its wheel.
 func (l *Loom) scheduleLocked(t *Timer, due int64) wakeup {
 	ts := l.timersOf(t)
 	if t.waiting() {
@@ -182,14 +195,15 @@ func (l *Loom) scheduleLocked(t *Timer, due int64) wakeup {
 	}
 	l.seq++
 	t.seq = l.seq
-	ts.heap.Push(due, l.seq, t)
-	if top := ts.heap.Top(); top.V == t && live(top) {
+	earliest := ts.wheel.Before(due, l.seq)
+	ts.wheel.Push(due, l.seq, t)
+	if earliest {
 		return l.wakeLocked()
 	}
 	return wakeup{}
 }
 
-// unscheduleLocked takes t out of its heap, leaving its entry stale.
+// unscheduleLocked takes t out of its wheel, leaving its entry stale.
 func (l *Loom) unscheduleLocked(t *Timer) {
 	t.seq = 0
 	t.leaveScopeLocked()
@@ -197,7 +211,7 @@ func (l *Loom) unscheduleLocked(t *Timer) {
 	l.timersOf(t).forget()
 }
 
-// leaveScopeLocked forgets t in its scope, once it left the heap.
+// leaveScopeLocked forgets t in its scope, once it left the wheel.
 func (t *Timer) leaveScopeLocked() {
 	if t.scope != nil {
 		delete(t.scope.timers, t)

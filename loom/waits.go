@@ -14,14 +14,14 @@ import (
 //
 //	next frame                  ready, a list in yield order
 //	frames                      frames, a heap keyed by frame number
-//	scaled / real time          scaled, real: heaps keyed by nanoseconds
+//	scaled / real time          scaled, real: timing wheels keyed by nanoseconds
 //	a coroutine of this loom    the waiters list of that coroutine
 //	until, while, custom,       polled, a list in yield order, the only
 //	a foreign Waitable          waits that cost something every frame
 //	the next fixed step         fixed, a list in yield order
 //	the end of the frame        endOfFrame, a list in yield order
 //
-// Ended coroutines are skipped where they are found: a heap entry is live
+// Ended coroutines are skipped where they are found: a heap or wheel entry is live
 // only while its sequence number is its coroutine's waitSeq, and the lists
 // check. A coroutine resumes at most once per frame, and never in the frame
 // in which it yielded (each remembers that frame), but for the waits of a
@@ -32,8 +32,8 @@ type coroutines struct {
 	live       []*Coroutine // started and not ended
 	ready      []*Coroutine
 	frames     delayheap.Heap[*Coroutine]
-	scaled     delayheap.Heap[*Coroutine]
-	real       delayheap.Heap[*Coroutine]
+	scaled     delayheap.Wheel[*Coroutine]
+	real       delayheap.Wheel[*Coroutine]
 	polled     []*Coroutine
 	fixed      phase        // waiting for the next fixed step
 	endOfFrame phase        // waiting for the frame's end phase
@@ -108,8 +108,15 @@ func (co *coroutines) schedule(l *Loom, c *Coroutine, in Instruction) {
 	co.ready = append(co.ready, c) // next frame
 }
 
-// park puts c in heap h until due.
-func (co *coroutines) park(h *delayheap.Heap[*Coroutine], c *Coroutine, due int64) {
+// waitQueue is a heap or a wheel of waiting coroutines.
+type waitQueue interface {
+	Push(due int64, seq uint64, c *Coroutine)
+	Len() int
+	Filter(keep func(*delayheap.Entry[*Coroutine]) bool)
+}
+
+// park puts c in h until due.
+func (co *coroutines) park(h waitQueue, c *Coroutine, due int64) {
 	co.seq++
 	c.waitSeq = co.seq
 	h.Push(due, co.seq, c)
@@ -135,6 +142,20 @@ func (l *Loom) wake(w *Coroutine) {
 		}
 	default:
 		co.queue = append(co.queue, w)
+	}
+}
+
+// dueTimed moves the live entries of w due at or before now onto the pass
+// queue.
+func (co *coroutines) dueTimed(w *delayheap.Wheel[*Coroutine], now int64) {
+	w.Collect(now)
+	for e := w.Front(); e != nil && e.Due <= now; e = w.Front() {
+		live := liveWait(e)
+		c := w.Pop()
+		if live {
+			c.waitSeq = 0
+			co.queue = append(co.queue, c)
+		}
 	}
 }
 
@@ -248,8 +269,8 @@ func (l *Loom) runCoroutines() {
 	}
 	co.spare = ready[:0]
 	co.due(&co.frames, co.pass)
-	co.due(&co.scaled, l.scaledNow())
-	co.due(&co.real, int64(l.UnscaledTime()))
+	co.dueTimed(&co.scaled, l.scaledNow())
+	co.dueTimed(&co.real, int64(l.UnscaledTime()))
 	co.drain(l)
 
 	polled := co.polled
@@ -308,14 +329,9 @@ func (co *coroutines) idle(l *Loom, i *Idle) {
 	}
 }
 
-// top drops stale entries from the top of h and returns the earliest live
-// one, or nil.
-func (co *coroutines) top(h *delayheap.Heap[*Coroutine]) *delayheap.Entry[*Coroutine] {
-	for h.Len() > 0 {
-		if e := h.Top(); liveWait(e) {
-			return e
-		}
-		h.Pop()
-	}
-	return nil
+// top returns the earliest live entry of w, or nil, dropping stale entries
+// on the way.
+func (co *coroutines) top(w *delayheap.Wheel[*Coroutine]) *delayheap.Entry[*Coroutine] {
+	e, _ := w.Earliest(liveWait)
+	return e
 }

@@ -1,7 +1,7 @@
-// Package delayheap is the heap of delayed work that the loom's timers and
-// timed coroutine waits, and the queues' delayed tasks, share: a 4-ary
-// min-heap of entries stored by value, keyed by a due time in nanoseconds
-// and a sequence number.
+// Package delayheap holds delayed work keyed by a due time in nanoseconds
+// and a sequence number: a 4-ary min-heap of entries stored by value (the
+// queues' delayed tasks), and a timing wheel backed by that heap (the loom's
+// timers and timed coroutine waits).
 package delayheap
 
 // An Entry is an item with the time it is due and the sequence number that
@@ -61,6 +61,14 @@ func (h *Heap[T]) Pop() T {
 		h.down(0)
 	}
 	return v
+}
+
+// popEntry removes the earliest entry and returns it; the heap must not be
+// empty.
+func (h *Heap[T]) popEntry() Entry[T] {
+	e := h.items[0]
+	h.Pop()
+	return e
 }
 
 // Filter keeps the entries for which keep reports true and restores the
