@@ -26,12 +26,6 @@ const (
 	// operating system or the Go scheduler takes the main thread away (see
 	// the README): that is measured and charted, not bounded.
 	margin = 500 * time.Microsecond
-
-	// generousBound, times the budget, is the latest an upload may start in
-	// a frame before check mode fails: far above what the budget allows, so
-	// that only a budget that is not applied at all trips it on a loaded
-	// machine.
-	generousBound = 20
 )
 
 // shot is a screenshot and what the texture held when it was taken.
@@ -160,11 +154,10 @@ func (w *window) check(dir string, budget time.Duration) error {
 	check("frametimes.png", writePNG(filepath.Join(dir, "frametimes.png"), chart(withBudget, without, budget)))
 	// When an upload starts after the budget is spent is a wall-clock
 	// figure on a shared machine, where the main thread may lose its
-	// processor at any instant: it is reported, and gated only by a bound
-	// far above the budget. The budget's contract itself is proven with a
-	// fake clock by the loom's own tests.
+	// processor at any instant: it is reported, not gated. The budget's
+	// contract itself is proven with a fake clock by the loom's own tests.
 	pastMargin, latest := 0, time.Duration(0)
-	for i, f := range withBudget {
+	for _, f := range withBudget {
 		if f.count <= 1 {
 			continue
 		}
@@ -172,17 +165,13 @@ func (w *window) check(dir string, budget time.Duration) error {
 		if f.lastStart > budget+margin {
 			pastMargin++
 		}
-		if f.lastStart > generousBound*budget {
-			check("frame budget", fmt.Errorf("with a %v budget, frame %d of the stream started an upload %v after its start; want none after %v",
-				budget, i, f.lastStart, generousBound*budget))
-		}
 	}
 	fmt.Printf("with the budget, the latest upload started %v into its frame; %d of %d frames started one past the budget and a margin of %v\n",
 		latest, pastMargin, len(withBudget), margin)
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
-	fmt.Printf("checked: both screenshots show the tiles uploaded, the final one the whole picture; with the budget, no frame started an upload later than %v\n", generousBound*budget)
+	fmt.Printf("checked: both screenshots show the tiles uploaded, the final one the whole picture; the upload starts are reported above\n")
 	return nil
 }
 
