@@ -183,7 +183,7 @@ func (s *Scheduler) TryEnqueue(t Task) bool {
 		a.active++
 		if a.parent == nil {
 			rec, _ := a.takeRecLocked(Slot{})
-			go a.work(rec)
+			go rec.work()
 			break
 		}
 		a.turns++ // with the target's free slot found above, it starts at once

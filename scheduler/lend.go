@@ -88,7 +88,7 @@ func (s *Scheduler) grantLocked() bool {
 func (s *Scheduler) freeSlotLocked() {
 	if !s.grantLocked() {
 		s.active--
-		if s.active <= s.limit {
+		if s.active <= s.limit && s.cut.Load() {
 			s.cut.Store(false)
 		}
 	}

@@ -284,13 +284,22 @@ func (l *list) trim() {
 }
 
 // shrink frees the segment an emptied list keeps, so that an idle queue
-// holds no memory for items.
+// holds no memory for items. A short slice of segments is kept, emptied: a
+// queue that goes idle after each task (a submit, a wait, another) would
+// otherwise allocate it again for the next.
 func (l *list) shrink() {
 	if l.live == 0 && len(l.segs) > 0 {
 		l.segs[0].free()
-		l.segs = nil
+		clear(l.segs)
+		l.segs = l.segs[:0]
+		if cap(l.segs) > keptSegs {
+			l.segs = nil
+		}
 	}
 }
+
+// keptSegs is the longest slice of segments that shrink keeps.
+const keptSegs = 4
 
 // drain removes every item and returns them, oldest first.
 func (l *list) drain() []Task {

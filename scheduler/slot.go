@@ -46,6 +46,10 @@ type slotRec struct {
 	// before the current one, so that an item that calls runtime.Goexit
 	// counts them as completed before the slot goes; owned by that worker.
 	batchRan uint64
+	// work is the body of a worker goroutine on this slot, made once with
+	// the record: a go statement with a function value and no arguments
+	// allocates nothing, so a worker starts without an allocation.
+	work func()
 }
 
 // live reports whether the item of sl is still running.
@@ -96,9 +100,14 @@ func (s *Scheduler) takeRecLocked(up Slot) (*slotRec, Slot) {
 		s.recs = s.recs[:n-1]
 	} else {
 		r = &slotRec{s: s}
+		r.work = func() { s.work(r) }
 	}
-	r.upRec.Store(up.rec)
-	r.upGen.Store(up.gen)
+	// A kept record's up-link is the zero Slot (see giveRecLocked): a new
+	// run with none, the common case, stores nothing.
+	if up.rec != nil {
+		r.upRec.Store(up.rec)
+		r.upGen.Store(up.gen)
+	}
 	return r, Slot{r, r.gen.Load()}
 }
 
@@ -111,7 +120,10 @@ func (r *slotRec) next() Slot {
 // giveRecLocked ends the current run of r and keeps r for a later slot.
 func (s *Scheduler) giveRecLocked(r *slotRec) {
 	r.gen.Add(1)
-	r.upRec.Store(nil)
+	if r.upRec.Load() != nil {
+		r.upRec.Store(nil)
+		r.upGen.Store(0)
+	}
 	if len(s.recs) < keptRecs {
 		s.recs = append(s.recs, r)
 	}

@@ -42,7 +42,7 @@ func (s *Scheduler) spawnLocked() {
 		}
 		s.active++
 		rec, _ := s.takeRecLocked(Slot{})
-		go s.work(rec)
+		go rec.work()
 	}
 }
 

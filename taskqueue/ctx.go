@@ -3,6 +3,7 @@ package taskqueue
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 
 	"github.com/taskqueue-go/taskqueue/scheduler"
 )
@@ -37,8 +38,9 @@ type taskCtx struct {
 
 	group *Group // the group the work is a member of, or nil
 
-	turn  sync.Mutex // nested functions run with this context take turns under it
-	ended bool       // under turn: the work returned; the slot is no longer its
+	turn   sync.Mutex  // nested functions run with this context take turns under it
+	nested atomic.Bool // a nested function came for a turn: end waits for turn
+	ended  atomic.Bool // the work returned; the slot is no longer its
 }
 
 // Value returns the taskCtx itself for slotKey, and the submitted context's
@@ -55,13 +57,37 @@ func (c *taskCtx) start(ctx context.Context, sl scheduler.Slot) {
 	c.Context, c.slot = ctx, sl
 }
 
-// end marks the work of c returned, once the nested functions run with c in
-// flight have returned: from then on, c holds no slot.
+// end marks the work of c returned, and returns once the nested functions
+// run with c in flight have returned: from then on, c holds no slot.
+//
+// Work that no nested function came for, the common case, ends without a
+// lock. A nested function sets nested before it takes the turn, and looks at
+// ended once it holds it; end sets ended before it looks at nested. So
+// either end sees nested and waits for the turn, or the nested function
+// sees ended and does not run.
 func (c *taskCtx) end() {
-	c.turn.Lock()
-	c.ended = true
-	c.turn.Unlock()
+	c.ended.Store(true)
+	if c.nested.Load() {
+		c.turn.Lock()
+		c.turn.Unlock() //nolint:staticcheck // an empty critical section: it waits for the nested function in flight
+	}
 }
+
+// takeTurn takes c's turn for a function nested in c's work, and reports
+// whether the work is still running; if not, it gives the turn back at
+// once. A nested function that got the turn gives it back with giveTurn.
+func (c *taskCtx) takeTurn() bool {
+	c.nested.Store(true)
+	c.turn.Lock()
+	if c.ended.Load() {
+		c.turn.Unlock()
+		return false
+	}
+	return true
+}
+
+// giveTurn gives back the turn that takeTurn took.
+func (c *taskCtx) giveTurn() { c.turn.Unlock() }
 
 // workOf returns the taskCtx that ctx carries, or nil for a context that
 // comes from no task.

@@ -91,20 +91,25 @@ func (q *Queue) runSync(ctx context.Context, f func(context.Context) error) erro
 		return err
 	}
 	var err error
-	if w := workOf(ctx); w != nil && q.s.Holds(w.slot) {
-		w.turn.Lock()
-		if !w.ended {
-			defer w.turn.Unlock()
-			// In the task's place: TryRun runs it so, and counts it.
-			q.s.TryRun(w.slot, func(sl scheduler.Slot) { err = q.runHere(ctx, sl, f) })
-			return err
+	var sl scheduler.Slot
+	if w := workOf(ctx); w != nil {
+		sl = w.slot
+		if q.s.Holds(sl) {
+			if w.takeTurn() {
+				defer w.giveTurn()
+				// In the task's place: TryRun runs it so, and counts it.
+				q.s.TryRun(sl, func(sl scheduler.Slot) { err = q.runHere(ctx, sl, f) })
+				return err
+			}
+			// The task has returned: its context is an outsider's, which
+			// holds no slot, whether or not the worker has moved on yet.
+			sl = scheduler.Slot{}
 		}
-		w.turn.Unlock() // the task has returned: its context is an outsider's
 	}
-	if q.s.TryRun(slotOf(ctx), func(sl scheduler.Slot) { err = q.runHere(ctx, sl, f) }) {
+	if q.s.TryRun(sl, func(sl scheduler.Slot) { err = q.runHere(ctx, sl, f) }) {
 		return err
 	}
-	return q.wait(ctx, f)
+	return q.wait(ctx, sl, f)
 }
 
 // runHere runs f for RunSync on the calling goroutine, on the slot sl of q
@@ -148,8 +153,8 @@ type syncCall struct {
 }
 
 // wait queues f and waits for it, for RunSync on a queue that cannot run it
-// on the caller.
-func (q *Queue) wait(ctx context.Context, f func(context.Context) error) error {
+// on the caller, whose work holds sl.
+func (q *Queue) wait(ctx context.Context, sl scheduler.Slot, f func(context.Context) error) error {
 	c := &syncCall{q: q, f: f}
 	c.tc.Context = ctx
 	c.call.Arm(ctx)
@@ -163,7 +168,7 @@ func (q *Queue) wait(ctx context.Context, f func(context.Context) error) error {
 	// While it waits, the caller lends its slots of the targets above q:
 	// a task of a tree that waits for a queue of the same tree must not hold
 	// the slots that queue needs.
-	q.s.Await(slotOf(ctx), func() { delivered, ran = c.call.Wait(ctx) })
+	q.s.Await(sl, func() { delivered, ran = c.call.Wait(ctx) })
 	q.removeWait(c)
 	if !delivered {
 		if !ran && q.s.TryDequeue(id) {
