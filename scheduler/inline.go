@@ -24,6 +24,10 @@ func (s *Scheduler) TryRun(sl Slot, f func(Slot)) bool {
 		panic("scheduler: TryRun with a nil function")
 	}
 	if _, ok := sl.of(s); ok {
+		var held [maxLendDepth]Slot
+		n := sl.heldFrom(s, held[:])
+		use(held[:n]) // f runs on them: they are not lent meanwhile
+		defer unuse(held[:n])
 		s.mu.Lock()
 		s.inPlace++
 		s.mu.Unlock()
@@ -61,6 +65,8 @@ func (s *Scheduler) acquire(sl Slot) (Slot, bool) {
 	// item if sl holds a slot there, else on a new one.
 	up, took := sl, false
 	if _, held := sl.of(s.parent); held {
+		var held [maxLendDepth]Slot
+		use(held[:sl.heldFrom(s.parent, held[:])])
 		s.parent.mu.Lock()
 		s.parent.inPlace++
 		s.parent.mu.Unlock()
@@ -99,6 +105,8 @@ func (s *Scheduler) release(own Slot) {
 	if tookUp {
 		s.parent.release(up)
 	} else {
+		var held [maxLendDepth]Slot
+		unuse(held[:up.heldFrom(s.parent, held[:])])
 		s.parent.endInPlace()
 	}
 }

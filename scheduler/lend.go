@@ -18,31 +18,110 @@ package scheduler
 // very slots that scheduler needs. sl is the waiting item's Slot (see Slot);
 // the zero Slot lends nothing, as does an item of a root. Await returns once
 // wait has returned and the slots are back, which it may wait for.
+//
+// Several goroutines may wait for one item at once (goroutines it starts and
+// waits for): its slot is lent once, while any of them waits, and taken back
+// when the last one is done. A function that TryRun runs in the item's place
+// meanwhile takes the slot back for its run: a slot is lent only while
+// nothing runs on it.
 func (s *Scheduler) Await(sl Slot, wait func()) {
 	if s.parent == nil || !sl.live() {
 		wait()
 		return
 	}
-	var lent [maxLendDepth]*Scheduler
-	n := 0
-	for a := s.parent; a != nil && n < len(lent); a = a.parent {
-		if _, ok := sl.of(a); !ok {
-			continue
-		}
+	var held [maxLendDepth]Slot
+	n := sl.heldFrom(s.parent, held[:])
+	for i := n - 1; i >= 0; i-- {
+		h := held[i]
+		a := h.rec.s
 		a.mu.Lock()
-		a.active--
-		a.lent++
-		a.spawnLocked()
+		h.rec.lends++
+		a.settleLocked(h.rec)
 		a.mu.Unlock()
-		lent[n] = a
-		n++
 	}
 	defer func() {
 		for i := n - 1; i >= 0; i-- { // top down, as slots are taken
-			lent[i].reclaim()
+			h := held[i]
+			a := h.rec.s
+			a.mu.Lock()
+			h.rec.lends--
+			a.settleLocked(h.rec)
+			a.mu.Unlock()
 		}
 	}()
 	wait()
+}
+
+// heldFrom stores in held the slots that sl holds of a and of the targets
+// above it, nearest first, as many as held has room for, and returns how
+// many it stored.
+func (sl Slot) heldFrom(a *Scheduler, held []Slot) int {
+	n := 0
+	for ; a != nil && n < len(held); a = a.parent {
+		if h, ok := sl.of(a); ok {
+			held[n] = h
+			n++
+		}
+	}
+	return n
+}
+
+// use marks the slots in held, which work running in place takes for its
+// run (see TryRun), as used, taking them back, top down, if they are lent.
+func use(held []Slot) {
+	for i := len(held) - 1; i >= 0; i-- {
+		r := held[i].rec
+		r.s.mu.Lock()
+		r.uses++
+		r.s.settleLocked(r)
+		r.s.mu.Unlock()
+	}
+}
+
+// unuse ends the use of the slots in held: lent again if work that holds
+// them still waits.
+func unuse(held []Slot) {
+	for _, h := range held {
+		r := h.rec
+		r.s.mu.Lock()
+		r.uses--
+		r.s.settleLocked(r)
+		r.s.mu.Unlock()
+	}
+}
+
+// settleLocked brings r, a slot of s, to the state its holder's work asks
+// for: lent while some of it waits (lends) and none of it runs on r (uses),
+// held otherwise. It is called, and returns, with s.mu held; taking a slot
+// back may have to wait for one to free, without the lock, and whoever comes
+// meanwhile waits for that to end before looking again.
+func (s *Scheduler) settleLocked(r *slotRec) {
+	for {
+		want := r.lends > 0 && r.uses == 0
+		switch {
+		case r.moving != nil:
+			ch := r.moving
+			s.mu.Unlock()
+			<-ch
+			s.mu.Lock()
+		case want && !r.lentOut:
+			r.lentOut = true
+			s.active--
+			s.lent++
+			s.spawnLocked()
+		case !want && r.lentOut:
+			ch := make(chan struct{})
+			r.moving = ch
+			s.mu.Unlock()
+			s.reclaim()
+			s.mu.Lock()
+			r.lentOut = false
+			r.moving = nil
+			close(ch)
+		default:
+			return
+		}
+	}
 }
 
 // maxLendDepth bounds the targets above a Scheduler that Await lends; deeper

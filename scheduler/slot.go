@@ -46,6 +46,13 @@ type slotRec struct {
 	// before the current one, so that an item that calls runtime.Goexit
 	// counts them as completed before the slot goes; owned by that worker.
 	batchRan uint64
+	// Lending (see Await), under s.mu: lends counts the waits of the
+	// holder's work that lend this slot, uses the functions run in its
+	// place on it; lentOut is set while the slot is counted as lent, and
+	// moving while it is being taken back, closed when that is done.
+	lends, uses int32
+	lentOut     bool
+	moving      chan struct{}
 	// work is the body of a worker goroutine on this slot, made once with
 	// the record: a go statement with a function value and no arguments
 	// allocates nothing, so a worker starts without an allocation.

@@ -89,6 +89,13 @@ func (c *taskCtx) takeTurn() bool {
 // giveTurn gives back the turn that takeTurn took.
 func (c *taskCtx) giveTurn() { c.turn.Unlock() }
 
+// tryRun calls s.TryRun(sl, run) in the turn that takeTurn took, and gives
+// the turn back however run ends.
+func (c *taskCtx) tryRun(s *scheduler.Scheduler, sl scheduler.Slot, run func(scheduler.Slot)) bool {
+	defer c.giveTurn()
+	return s.TryRun(sl, run)
+}
+
 // workOf returns the taskCtx that ctx carries, or nil for a context that
 // comes from no task.
 func workOf(ctx context.Context) *taskCtx {

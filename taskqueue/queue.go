@@ -24,6 +24,7 @@ import (
 // next.
 type Queue struct {
 	s         *scheduler.Scheduler
+	target    *Queue // the queue whose slots q runs on (see WithTarget); nil for a root
 	onPanic   func(*PanicError)
 	bounded   bool // made WithMaxQueued
 	failFull  bool // WithFailWhenFull: never wait for room
@@ -85,6 +86,7 @@ func newQueue(limit int, opts []Option) *Queue {
 		sopts = append(sopts, scheduler.WithMaxPending(o.maxQueued))
 	}
 	if o.target != nil {
+		q.target = o.target
 		sopts = append(sopts, scheduler.WithTarget(o.target.s),
 			scheduler.WithPriority(o.priority), scheduler.WithQuantum(o.quantum))
 	}

@@ -78,6 +78,18 @@ func RunSync[T any](ctx context.Context, q *Queue, f func(context.Context) (T, e
 	return v, err
 }
 
+// runsOn reports whether work that holds sl would run on a slot it holds,
+// were q to run a function of it now: sl holds a slot of q, or of a target
+// above q.
+func (q *Queue) runsOn(sl scheduler.Slot) bool {
+	for a := q; a != nil; a = a.target {
+		if a.s.Holds(sl) {
+			return true
+		}
+	}
+	return false
+}
+
 // slowWaitAfter is how long a RunSync may wait behind a task that is still
 // running, the same one all along, before RunSync warns through log/slog
 // that it may be waiting for itself: a call from inside a task, with a
@@ -91,22 +103,26 @@ func (q *Queue) runSync(ctx context.Context, f func(context.Context) error) erro
 		return err
 	}
 	var err error
-	var sl scheduler.Slot
-	if w := workOf(ctx); w != nil {
-		sl = w.slot
-		if q.s.Holds(sl) {
-			if w.takeTurn() {
-				defer w.giveTurn()
-				// In the task's place: TryRun runs it so, and counts it.
-				q.s.TryRun(sl, func(sl scheduler.Slot) { err = q.runHere(ctx, sl, f) })
-				return err
-			}
+	run := func(sl scheduler.Slot) { err = q.runHere(ctx, sl, f) }
+	w := workOf(ctx)
+	if w == nil {
+		if q.s.TryRun(scheduler.Slot{}, run) {
+			return err
+		}
+		return q.wait(ctx, scheduler.Slot{}, f)
+	}
+	sl := w.slot
+	if q.runsOn(sl) {
+		// f would run in the task's place, on a slot it holds of q or of a
+		// target above: it takes its turn with the task's other work.
+		if !w.takeTurn() {
 			// The task has returned: its context is an outsider's, which
 			// holds no slot, whether or not the worker has moved on yet.
 			sl = scheduler.Slot{}
+		} else if w.tryRun(q.s, sl, run) {
+			return err
 		}
-	}
-	if q.s.TryRun(sl, func(sl scheduler.Slot) { err = q.runHere(ctx, sl, f) }) {
+	} else if q.s.TryRun(sl, run) {
 		return err
 	}
 	return q.wait(ctx, sl, f)

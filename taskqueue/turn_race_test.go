@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 
 	"github.com/taskqueue-go/taskqueue/taskqueue"
 )
@@ -59,4 +60,151 @@ func TestNestedCallsRaceTheTaskEnd(t *testing.T) {
 	if got, want := ran.Load(), calls.Load()+tasks; got != want {
 		t.Errorf("%d functions ran; want %d", got, want)
 	}
+}
+
+// TestHelpersLendTheTaskSlotOnce has two goroutines of one task wait, with
+// the task's context, for work of sibling queues of a target of one slot,
+// while the task waits for them: the task's slot of the target is lent while
+// they wait, once, however many of its goroutines wait. A third sibling with
+// work queued must not run beside the work they wait for: the target runs one
+// function at a time.
+func TestHelpersLendTheTaskSlotOnce(t *testing.T) {
+	for range 50 {
+		target := taskqueue.NewSerial()
+		var ex exclusive
+		body := func(context.Context) error {
+			ex.enter()
+			for range 3 {
+				runtime.Gosched()
+			}
+			ex.leave()
+			return nil
+		}
+		a := taskqueue.NewSerial(taskqueue.WithTarget(target))
+		b := taskqueue.NewSerial(taskqueue.WithTarget(target))
+		c := taskqueue.NewSerial(taskqueue.WithTarget(target))
+		d := taskqueue.NewSerial(taskqueue.WithTarget(target))
+		ctx := context.Background()
+		h := a.RunAsync(ctx, func(tctx context.Context) error {
+			var wg sync.WaitGroup
+			wg.Go(func() { b.RunSync(tctx, body) })
+			wg.Go(func() { c.RunAsync(ctx, body).Wait(tctx) })
+			for range 4 {
+				d.Go(func() { body(ctx) })
+			}
+			wg.Wait()
+			return nil
+		})
+		if err := h.Wait(ctx); err != nil {
+			t.Fatal(err)
+		}
+		d.Shutdown(ctx)
+		target.Shutdown(ctx)
+		if n := ex.overlap.Load(); n != 0 {
+			t.Fatalf("%d functions overlapped on a target of one slot", n)
+		}
+	}
+}
+
+// TestInPlaceTakesTheLentSlotBack has one goroutine of a task wait, with the
+// task's context, for work of a sibling queue, which lends the task's slot of
+// their target of one slot, while another runs functions in the task's place:
+// those run on that slot, which must not be lent while they do. A third
+// sibling with work queued must never run beside them.
+func TestInPlaceTakesTheLentSlotBack(t *testing.T) {
+	for range 50 {
+		target := taskqueue.NewSerial()
+		var ex exclusive
+		body := func(context.Context) error {
+			ex.enter()
+			for range 3 {
+				runtime.Gosched()
+			}
+			ex.leave()
+			return nil
+		}
+		a := taskqueue.NewSerial(taskqueue.WithTarget(target))
+		b := taskqueue.NewSerial(taskqueue.WithTarget(target))
+		d := taskqueue.NewSerial(taskqueue.WithTarget(target))
+		ctx := context.Background()
+		h := a.RunAsync(ctx, func(tctx context.Context) error {
+			var wg sync.WaitGroup
+			for range 6 {
+				d.Go(func() { body(ctx) })
+			}
+			wg.Go(func() {
+				for range 3 {
+					b.Go(func() { body(ctx) }) // so that the call below waits, lending
+					b.RunSync(tctx, body)
+				}
+			})
+			wg.Go(func() {
+				for range 6 {
+					a.RunSync(tctx, body) // in the task's place
+				}
+			})
+			wg.Wait()
+			return nil
+		})
+		if err := h.Wait(ctx); err != nil {
+			t.Fatal(err)
+		}
+		d.Shutdown(ctx)
+		target.Shutdown(ctx)
+		if n := ex.overlap.Load(); n != 0 {
+			t.Fatalf("%d functions overlapped on a target of one slot", n)
+		}
+	}
+}
+
+// TestInPlaceWaitsForTheLentSlot is the step by step case of the test above:
+// the task's slot of a target of one slot is lent (a goroutine of the task
+// waits for a sibling whose task is running on it, blocked); a function run
+// in the task's place now must wait for the slot to come back, not run
+// beside the sibling's task.
+func TestInPlaceWaitsForTheLentSlot(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		target := taskqueue.NewSerial()
+		a := taskqueue.NewSerial(taskqueue.WithTarget(target))
+		b := taskqueue.NewSerial(taskqueue.WithTarget(target))
+		ctx := context.Background()
+		var ex exclusive
+		started, release := make(chan struct{}), make(chan struct{})
+		h := a.RunAsync(ctx, func(tctx context.Context) error {
+			var wg sync.WaitGroup
+			b.Go(func() {
+				ex.enter()
+				close(started)
+				<-release
+				ex.leave()
+			})
+			wg.Go(func() { b.RunSync(tctx, func(context.Context) error { return nil }) })
+			<-started // b's task runs on the slot the wait above lent
+			inPlace := make(chan struct{})
+			wg.Go(func() {
+				a.RunSync(tctx, func(context.Context) error {
+					ex.enter()
+					ex.leave()
+					return nil
+				})
+				close(inPlace)
+			})
+			synctest.Wait()
+			select {
+			case <-inPlace:
+				t.Error("a function ran in the task's place while its slot was lent")
+			default:
+			}
+			close(release)
+			wg.Wait()
+			return nil
+		})
+		if err := h.Wait(ctx); err != nil {
+			t.Fatal(err)
+		}
+		target.Shutdown(ctx)
+		if n := ex.overlap.Load(); n != 0 {
+			t.Errorf("%d functions overlapped on a target of one slot", n)
+		}
+	})
 }
