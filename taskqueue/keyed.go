@@ -198,8 +198,11 @@ func (k *Keyed[K]) mustBeMade() {
 }
 
 // stats returns l's counts since it took its key.
-func (l *lane[K]) stats() Stats {
-	st := l.q.Stats()
+func (l *lane[K]) stats() Stats { return l.since(l.q.Stats()) }
+
+// since returns st, counts of l's queue, less those it had when it took
+// its key.
+func (l *lane[K]) since(st Stats) Stats {
 	st.Completed -= l.base.Completed
 	st.Succeeded -= l.base.Succeeded
 	st.Failed -= l.base.Failed
@@ -234,7 +237,6 @@ func (k *Keyed[K]) acquire(key K) *lane[K] {
 			l = k.free[n-1]
 			k.free[n-1] = nil
 			k.free = k.free[:n-1]
-			l.base = l.q.Stats()
 		} else {
 			l = &lane[K]{}
 			opts := append(k.opts[:len(k.opts):len(k.opts)], WithTarget(k.target),
@@ -299,9 +301,13 @@ func (k *Keyed[K]) dropLocked(l *lane[K]) {
 // Keyed's, and keeps l for a new key. A named lane is not kept: its name is
 // its key's.
 func (k *Keyed[K]) retireLocked(l *lane[K]) {
-	st := l.stats()
+	now := l.q.Stats()
+	st := l.since(now)
 	st.Queued, st.Delayed, st.Running = 0, 0, 0
 	add(&k.retired, st)
+	// Nothing reaches the lane until it takes a key again, so these are its
+	// counts when it does.
+	l.base = now
 	var zero K
 	l.key = zero
 	if len(k.free) < maxFreeLanes && k.name == "" {
