@@ -97,7 +97,13 @@ func WithFailWhenFull() Option {
 // together. A child of a child makes a tree; a tree has no cycle, since a
 // target exists before its children. Everything that works on a queue works
 // on a child the same way, RunSync in place included: a task of a child runs
-// RunSync on its target, or on an idle sibling, in its own place.
+// RunSync on its target, or on an idle sibling, in its own place, on its
+// slot of the target, taking turns with the task's other functions run in
+// its place, as RunSync on its own queue does. While goroutines of the task
+// wait with its context for work of the tree (RunSync behind a busy
+// sibling, Handle.Wait, Group.Wait, Apply, Map), the task's slot of the
+// target is lent to that work, once however many wait, and taken back for
+// each function that runs in the task's place meanwhile.
 //
 // A child takes turns on target's slots: after its quantum of tasks (see
 // WithQuantum), if it has more, it lets target's other tasks and children go
