@@ -94,11 +94,16 @@ func (s *Scheduler) release(own Slot) {
 	own.rec.tookUp = false
 	s.mu.Lock()
 	s.giveRecLocked(own.rec)
+	var leases *lease
+	if own.rec.hasLeases.Load() {
+		leases = s.takeLeasesLocked(own.rec)
+	}
 	s.freeSlotLocked() // before finishLocked starts new slots
 	s.finishLocked(nil)
 	s.spawnLocked()
 	s.idleLocked()
 	s.unlock()
+	giveBackLeases(leases)
 	if s.parent == nil {
 		return
 	}

@@ -23,7 +23,9 @@ package scheduler
 // waits for): its slot is lent once, while any of them waits, and taken back
 // when the last one is done. A function that TryRun runs in the item's place
 // meanwhile takes the slot back for its run: a slot is lent only while
-// nothing runs on it.
+// nothing runs on it. If the item's run ends while a wait goes on (the wait
+// of a goroutine that it started and did not wait for), its slots come back
+// at once, and the wait goes on as an outsider's, lending nothing.
 func (s *Scheduler) Await(sl Slot, wait func()) {
 	if s.parent == nil || !sl.live() {
 		wait()
@@ -31,24 +33,16 @@ func (s *Scheduler) Await(sl Slot, wait func()) {
 	}
 	var held [maxLendDepth]Slot
 	n := sl.heldFrom(s.parent, held[:])
-	for i := n - 1; i >= 0; i-- {
-		h := held[i]
-		a := h.rec.s
-		a.mu.Lock()
-		h.rec.lends++
-		a.settleLocked(h.rec)
-		a.mu.Unlock()
+	if n == 0 {
+		wait()
+		return
 	}
-	defer func() {
-		for i := n - 1; i >= 0; i-- { // top down, as slots are taken
-			h := held[i]
-			a := h.rec.s
-			a.mu.Lock()
-			h.rec.lends--
-			a.settleLocked(h.rec)
-			a.mu.Unlock()
-		}
-	}()
+	l := &lease{held: held, n: n}
+	if !l.begin(sl) {
+		wait()
+		return
+	}
+	defer l.end()
 	wait()
 }
 

@@ -53,6 +53,10 @@ type slotRec struct {
 	lends, uses int32
 	lentOut     bool
 	moving      chan struct{}
+	// The leases of waits of the current run's work (see lease), under
+	// s.mu; hasLeases is set before any is added, and read at the run's end.
+	leases    *lease
+	hasLeases atomic.Bool
 	// work is the body of a worker goroutine on this slot, made once with
 	// the record: a go statement with a function value and no arguments
 	// allocates nothing, so a worker starts without an allocation.

@@ -190,11 +190,13 @@ func (s *Scheduler) runItem(t Task, sl Slot, rec *slotRec) {
 	} else if p := recoverIn(s.name, func() { t0.Run(sl) }, func() { s.goexited(t, rec, r) }); p != nil {
 		r.end()
 		rec.next()
+		s.endLeases(rec)
 		s.onPanic(p)
 		return
 	}
 	r.end()
 	rec.next()
+	s.endLeases(rec)
 }
 
 // goexited gives back the slot of rec, whose item t called runtime.Goexit,
@@ -202,6 +204,7 @@ func (s *Scheduler) runItem(t Task, sl Slot, rec *slotRec) {
 func (s *Scheduler) goexited(t Task, rec *slotRec, r region) {
 	r.end()
 	rec.next()
+	s.endLeases(rec)
 	s.mu.Lock()
 	s.completed += rec.batchRan // before the slot goes, and Wait may see s idle
 	rec.batchRan = 0

@@ -208,3 +208,55 @@ func TestInPlaceWaitsForTheLentSlot(t *testing.T) {
 		}
 	})
 }
+
+// TestAWaitThatOutlivesItsTaskStopsLending has a goroutine of a task wait,
+// with the task's context, for a sibling whose task runs blocked on the slot
+// the wait lent, and the task return without waiting for it: from then on
+// the goroutine is an outsider, which lends nothing. The slot goes back to
+// the task's queue, whose next task must not run beside the sibling's on a
+// target of one slot.
+func TestAWaitThatOutlivesItsTaskStopsLending(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		target := taskqueue.NewSerial()
+		a := taskqueue.NewSerial(taskqueue.WithTarget(target))
+		b := taskqueue.NewSerial(taskqueue.WithTarget(target))
+		ctx := context.Background()
+		var ex exclusive
+		started, release := make(chan struct{}), make(chan struct{})
+		waited := make(chan error, 1)
+		h := a.RunAsync(ctx, func(tctx context.Context) error {
+			b.Go(func() {
+				ex.enter()
+				close(started)
+				<-release
+				ex.leave()
+			})
+			go func() { waited <- b.RunSync(tctx, func(context.Context) error { return nil }) }()
+			<-started // b's task runs on the slot the wait above lent
+			return nil
+		})
+		next := a.RunAsync(ctx, func(context.Context) error {
+			ex.enter()
+			ex.leave()
+			return nil
+		})
+		if err := h.Wait(ctx); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		if next.IsDone() {
+			t.Error("the queue's next task ran while the slot was still lent to a sibling")
+		}
+		close(release)
+		if err := next.Wait(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-waited; err != nil {
+			t.Fatal(err)
+		}
+		target.Shutdown(ctx)
+		if n := ex.overlap.Load(); n != 0 {
+			t.Errorf("%d functions overlapped on a target of one slot", n)
+		}
+	})
+}
