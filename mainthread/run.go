@@ -151,15 +151,23 @@ func spin(wake <-chan struct{}, done <-chan struct{}, d time.Duration) bool {
 	defer loopSpinning.Store(false)
 	start := time.Now()
 	for i := 1; ; i++ {
+		// A receive on one channel, with a default, reads an empty channel
+		// without taking its lock; a select of two channels would take both
+		// locks on every turn, and a poster's wake-up would wait for them.
 		select {
 		case <-wake:
 			return true
-		case <-done:
-			return true
 		default:
 		}
-		if i%64 == 0 && time.Since(start) > d {
-			return false
+		if i%64 == 0 {
+			select {
+			case <-done:
+				return true
+			default:
+			}
+			if time.Since(start) > d {
+				return false
+			}
 		}
 	}
 }
