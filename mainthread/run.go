@@ -59,6 +59,9 @@ var (
 	// loopSpinning is true while Run spins for work, so callers know that
 	// spinning for their result is worth it.
 	loopSpinning atomic.Bool
+	// loopAsleep is true while Run sleeps until it is woken or its next
+	// frame is due.
+	loopAsleep atomic.Bool
 )
 
 // Run serves the main thread until app returns. Call it from main; it runs
@@ -123,11 +126,13 @@ func Run(app func(), opts ...Option) {
 			}
 			tick = timer.C
 		}
+		loopAsleep.Store(true)
 		select {
 		case <-idle.Wake:
 		case <-tick:
 		case <-done:
 		}
+		loopAsleep.Store(false)
 	}
 }
 
