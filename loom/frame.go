@@ -217,24 +217,47 @@ func (b *budget) spent() bool {
 }
 
 // runActions runs the actions of the batch in order, within the budget; the
-// rest waits for the next frame, ahead of newer posts.
+// rest waits for the next frame, ahead of newer posts. A panic in an action
+// goes to onPanic and the run goes on with the next one.
 func (l *Loom) runActions(b *budget, onPanic func(*PanicError)) {
-	for l.next < len(l.batch) && !b.spent() {
+	start := l.next
+	// One recover frame covers the whole run rather than one per action,
+	// which a frame of small actions would pay for each: a panic leaves
+	// the run, l.next already past the action that panicked, and the run is
+	// entered again after its report.
+	for {
+		p := protect(func() { l.runPosted(b) })
+		if p == nil {
+			break
+		}
+		onPanic(p)
+	}
+	clear(l.batch[start:l.next]) // let the closures go
+	if l.next == len(l.batch) {
+		l.batch, l.next = l.batch[:0], 0
+		if oversized(cap(l.batch), l.peak) {
+			l.batch = nil
+		}
+	}
+}
+
+// runPosted runs the actions of the batch from l.next on, within the budget,
+// with no recover of its own (see runActions). l.next and l.taken count each
+// action as taken before it runs.
+func (l *Loom) runPosted(b *budget) {
+	limited := b.cfg.maxActions > 0 || b.cfg.maxTime > 0
+	for l.next < len(l.batch) {
+		if limited && b.spent() {
+			return
+		}
 		a := l.batch[l.next]
-		l.batch[l.next] = action{} // let the closure go
 		l.next++
 		l.taken++
 		if a.scope != nil && a.scope.closed.Load() {
 			continue
 		}
 		b.ran++
-		call(a.f, onPanic)
-	}
-	if l.next == len(l.batch) {
-		l.batch, l.next = l.batch[:0], 0
-		if oversized(cap(l.batch), l.peak) {
-			l.batch = nil
-		}
+		a.f()
 	}
 }
 

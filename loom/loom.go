@@ -59,9 +59,9 @@ type Loom struct {
 	stopAllMark  uint64               // StopAllCoroutines: the coroutines up to this ID end; 0 if none
 	closeAtExit  bool                 // Close was called during a loop call, which closes l as it ends
 
-	updating atomic.Bool   // a loop call (a frame, EndFrame, Close) runs
-	requests atomic.Bool   // starts or stops wait for the loop (see applyRequests)
-	posts    atomic.Uint64 // actions posted so far, counted under mu
+	updating atomic.Bool // a loop call (a frame, EndFrame, Close) runs
+	requests atomic.Bool // starts or stops wait for the loop (see applyRequests)
+	posts    postCount   // actions posted so far
 	frame    atomic.Int64
 	unscaled atomic.Int64  // unscaled time of the current frame, ns
 	scaled   atomic.Int64  // scaled time of the current frame, ns
@@ -86,6 +86,7 @@ func New(opts ...Option) *Loom {
 		cfg:        defaultConfig(),
 		endedFrame: -1, // frame 0, before the first Update, has an end phase too
 	}
+	l.posts.mu = &l.mu
 	l.scale.Store(math.Float64bits(1))
 	for _, o := range opts {
 		o.apply(&l.cfg)
@@ -150,11 +151,33 @@ func (l *Loom) post(a action) error {
 		return ErrClosed
 	}
 	l.posted = append(l.posted, a)
-	l.posts.Add(1)
+	l.posts.n++
+	if l.signaled {
+		// A wake-up went out for this batch: the post costs the lock alone.
+		l.mu.Unlock()
+		return nil
+	}
 	wake := l.wakeLocked()
 	l.mu.Unlock()
 	wake.send()
 	return nil
+}
+
+// postCount is the number of actions posted to a loom so far, counted under
+// the loom's lock by the post that queues the action, so that a post pays no
+// atomic operation of its own for it. The loop reads it with Load when a
+// coroutine's wait on a Waitable is seen over (see postsRan), which takes
+// the lock: once per such wait, rather than once per post.
+type postCount struct {
+	mu *sync.Mutex // the loom's, set by New
+	n  uint64      // under *mu
+}
+
+// Load returns the number of actions posted so far.
+func (c *postCount) Load() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n
 }
 
 // wakeup is a wake-up to send once the lock is released.

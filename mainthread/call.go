@@ -3,6 +3,7 @@ package mainthread
 import (
 	"context"
 	"log/slog"
+	"runtime"
 	"sync"
 	"time"
 
@@ -19,7 +20,7 @@ func runSync(ctx context.Context, fn func()) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if IsMain() {
+	if onMain() {
 		if p := panics.Recover("", fn, nil); p != nil {
 			panic(p)
 		}
@@ -43,6 +44,20 @@ func runSync(ctx context.Context, fn func()) error {
 		panic(p)
 	}
 	return nil
+}
+
+// onMain is IsMain for runSync, without its system call while Run's loop
+// spins or sleeps (see Run): the main goroutine, which alone sets those flags,
+// is then in Run's own code, not calling runSync, so a caller that sees
+// either set runs elsewhere. The system call is about a third of a round
+// trip to a spinning loop (see BenchmarkIsMain and
+// BenchmarkRunSyncOnMainThread). In a page, every goroutine runs on the main
+// thread, and runSync runs each call at once as IsMain says.
+func onMain() bool {
+	if runtime.GOOS != "js" && (loopSpinning.Load() || loopAsleep.Load()) {
+		return false
+	}
+	return IsMain()
 }
 
 // A call is a function that runSync runs on the main thread, pooled with the

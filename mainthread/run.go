@@ -59,6 +59,9 @@ var (
 	// loopSpinning is true while Run spins for work, so callers know that
 	// spinning for their result is worth it.
 	loopSpinning atomic.Bool
+	// loopAsleep is true while Run sleeps until it is woken or its next
+	// frame is due.
+	loopAsleep atomic.Bool
 )
 
 // Run serves the main thread until app returns. Call it from main; it runs
@@ -123,11 +126,13 @@ func Run(app func(), opts ...Option) {
 			}
 			tick = timer.C
 		}
+		loopAsleep.Store(true)
 		select {
 		case <-idle.Wake:
 		case <-tick:
 		case <-done:
 		}
+		loopAsleep.Store(false)
 	}
 }
 
@@ -151,15 +156,23 @@ func spin(wake <-chan struct{}, done <-chan struct{}, d time.Duration) bool {
 	defer loopSpinning.Store(false)
 	start := time.Now()
 	for i := 1; ; i++ {
+		// A receive on one channel, with a default, reads an empty channel
+		// without taking its lock; a select of two channels would take both
+		// locks on every turn, and a poster's wake-up would wait for them.
 		select {
 		case <-wake:
 			return true
-		case <-done:
-			return true
 		default:
 		}
-		if i%64 == 0 && time.Since(start) > d {
-			return false
+		if i%64 == 0 {
+			select {
+			case <-done:
+				return true
+			default:
+			}
+			if time.Since(start) > d {
+				return false
+			}
 		}
 	}
 }
