@@ -69,7 +69,8 @@ func (c *taskCtx) end() {
 	c.ended.Store(true)
 	if c.nested.Load() {
 		c.turn.Lock()
-		c.turn.Unlock() //nolint:staticcheck // an empty critical section: it waits for the nested function in flight
+		//lint:ignore SA2001 the empty critical section waits for the nested function in flight
+		c.turn.Unlock()
 	}
 }
 
