@@ -117,3 +117,60 @@ func BenchmarkMainThreadPost(b *testing.B) {
 		wg.Wait()
 	})
 }
+
+// BenchmarkOffFrame measures a round trip off the frame and back: a
+// coroutine hands a tiny function to a worker and resumes, in a later frame,
+// once it has run; the benchmark runs frames until it has. ns/op and
+// allocs/op are per round trip. impl=queue is a taskqueue Handle awaited
+// with loom.WaitFor (what replaced the loom's own RunOff); impl=goroutine is
+// the same by hand: a goroutine per round trip that closes a channel, which
+// the coroutine polls once a frame.
+func BenchmarkOffFrame(b *testing.B) {
+	ctx := context.Background()
+	frames := func(b *testing.B, l *loom.Loom, trips *int) {
+		b.ReportAllocs()
+		for b.Loop() {
+			for want := *trips + 1; *trips < want; {
+				l.UpdateDelta(time.Millisecond)
+				runtime.Gosched()
+			}
+		}
+	}
+	b.Run("impl=queue", func(b *testing.B) {
+		q := taskqueue.NewConcurrent(runtime.GOMAXPROCS(0))
+		defer q.Close()
+		l := loom.New(loom.ManualClock())
+		defer l.Close()
+		trips := 0
+		tiny := func(context.Context) error { done.Add(1); return nil }
+		l.StartCoroutine(func(y func(loom.Instruction) bool) {
+			for y(loom.WaitFor(q.RunAsync(ctx, tiny))) {
+				trips++
+			}
+		})
+		frames(b, l, &trips)
+	})
+	b.Run("impl=goroutine", func(b *testing.B) {
+		l := loom.New(loom.ManualClock())
+		defer l.Close()
+		trips := 0
+		l.StartCoroutine(func(y func(loom.Instruction) bool) {
+			for {
+				ch := make(chan struct{})
+				go func() { done.Add(1); close(ch) }()
+				for ran := false; !ran; {
+					select {
+					case <-ch:
+						ran = true
+					default:
+						if !y(loom.NextFrame()) {
+							return
+						}
+					}
+				}
+				trips++
+			}
+		})
+		frames(b, l, &trips)
+	})
+}

@@ -61,6 +61,7 @@ func main() {
 		simpleTable(w, res, "Main thread: a synchronous call's round trip; the baseline is a locked goroutine that spins as mainthread.Run does (lockedgoroutine parks)", "BenchmarkMainThreadCall", "", "lockedgoroutine-spin", []string{"sec/op", "cpu-ns/op", "allocs/op"})
 		simpleTable(w, res, "Main thread: a post without waiting, one goroutine, waiting for the main thread every 1,000 posts; the baseline is a buffered channel served by a locked goroutine", "BenchmarkMainThreadPost", "", "channel", []string{"sec/op", "cpu-ns/op", "allocs/op"})
 		simpleTable(w, res, "Loom: an action posted and run by a frame of 1,000, per action; mutexslice (a slice under a mutex, swapped out by the frame) and channel (a buffered channel the frame empties) do the same by hand", "BenchmarkPost", "", "mutexslice", []string{"sec/op", "allocs/op"})
+		simpleTable(w, res, "Off the frame and back: a coroutine hands a tiny function to a worker and resumes once it ran, per round trip; goroutine does the same with a goroutine and a channel polled each frame", "BenchmarkOffFrame", "", "goroutine", []string{"sec/op", "allocs/op", "B/op"})
 		loomTable(w, res)
 		simpleTable(w, res, "Coroutines: one step of 10,000 coroutines that yield every frame", "BenchmarkCoroutineStep", "", "iterpull", []string{"ns/step", "allocs/op"})
 	}
