@@ -207,6 +207,12 @@ func (w *Wheel[T]) DropStale(n int, live func(*Entry[T]) bool) int {
 	return k
 }
 
+// Next returns the first n collected entries (all of them, if fewer), in
+// order, for its caller to read and not to change.
+func (w *Wheel[T]) Next(n int) []Entry[T] {
+	return w.ready[w.head:min(w.head+n, len(w.ready))]
+}
+
 // Earliest returns the earliest entry for which live reports true, or nil,
 // and the number of other entries it dropped on the way: those that come
 // before it, and the others of its slot. It moves nothing to the run.
