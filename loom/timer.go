@@ -111,8 +111,10 @@ func (ts *timers) top() *delayheap.Entry[*Timer] {
 func (ts *timers) readAhead(n int) {
 	ts.stale -= ts.wheel.DropStale(n, live)
 	for _, e := range ts.wheel.Next(n) {
-		// The code pointer of a func value is the first word of its
-		// closure: reading it brings the closure into the cache.
+		// reflect reads the code pointer of a func value from its
+		// closure (the first word, in gc), which brings the closure into
+		// the cache for the call. Only speed depends on it: any other
+		// layout leaves the call as it was, one miss of its own.
 		ts.sink += reflect.ValueOf(e.V.f).Pointer()
 	}
 }
