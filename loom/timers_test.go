@@ -31,7 +31,7 @@ func checkTimers(t *testing.T, ops []byte) {
 	for i := 0; i+1 < len(ops); i += 2 {
 		op, arg := ops[i]%5, int(ops[i+1])
 		switch op {
-		case 0, 1: // post
+		case 0, 1: // post, on unscaled time or on scaled time
 			k := len(timers)
 			d := time.Duration(arg%32) * time.Millisecond
 			timers = append(timers, l.PostAfter(d, func() { ran = append(ran, k) }))
@@ -109,8 +109,10 @@ func TestTimersRandom(t *testing.T) {
 // or themselves, in the frame that runs them, on a loom with a budget of
 // actions per frame, against a plain model: each frame runs, one at a time,
 // the earliest waiting timer due at the frame's time and scheduled before
-// the frame began, until the budget is spent; an action's Stop or Reset
-// takes effect at once, and reports what the model says.
+// the frame began, those of PostAfter before those of PostAfterScaled,
+// until the budget is spent; an action's Stop or Reset takes effect at
+// once, and reports what the model says. The time scale stays 1, so that
+// both clocks read the same.
 func checkTimersInFrame(t *testing.T, ops []byte) {
 	if len(ops) == 0 {
 		return
@@ -122,9 +124,18 @@ func checkTimersInFrame(t *testing.T, ops []byte) {
 		due     time.Duration
 		seq     int
 		waiting bool
+		scaled  bool
 		act     int // 0: note only; 1: stop target; 2: reset target by d
 		target  int
 		d       time.Duration
+	}
+	// refBefore reports whether r runs before q in a frame where both are
+	// due: unscaled timers first, then by due time, then by order.
+	refBefore := func(r, q refTimer) bool {
+		if r.scaled != q.scaled {
+			return !r.scaled
+		}
+		return r.due < q.due || r.due == q.due && r.seq < q.seq
 	}
 	var (
 		timers []*loom.Timer
@@ -136,15 +147,19 @@ func checkTimersInFrame(t *testing.T, ops []byte) {
 	for i := 1; i+2 < len(ops); i += 3 {
 		op, a, b := ops[i]%4, int(ops[i+1]), int(ops[i+2])
 		switch op {
-		case 0, 1: // post
+		case 0, 1: // post, on unscaled time or on scaled time
 			k := len(timers)
 			r := refTimer{
 				due: now + time.Duration(a%16)*time.Millisecond, seq: seq + 1, waiting: true,
-				act: b % 3, target: (b / 3) % (k + 1), d: time.Duration(a%5) * time.Millisecond,
+				scaled: op == 1, act: b % 3, target: (b / 3) % (k + 1), d: time.Duration(a%5) * time.Millisecond,
 			}
 			seq++
 			ref = append(ref, r)
-			timers = append(timers, l.PostAfter(r.due-now, func() {
+			post := l.PostAfter
+			if r.scaled {
+				post = l.PostAfterScaled
+			}
+			timers = append(timers, post(r.due-now, func() {
 				switch r.act {
 				case 0:
 					ran = append(ran, fmt.Sprint(k))
@@ -180,8 +195,7 @@ func checkTimersInFrame(t *testing.T, ops []byte) {
 			for len(want) < budget {
 				k := -1
 				for j, r := range ref {
-					if r.waiting && r.due <= now && r.seq <= lastSeq &&
-						(k < 0 || r.due < ref[k].due || r.due == ref[k].due && r.seq < ref[k].seq) {
+					if r.waiting && r.due <= now && r.seq <= lastSeq && (k < 0 || refBefore(r, ref[k])) {
 						k = j
 					}
 				}
