@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"iter"
 	"math/rand/v2"
-	"runtime"
 	"testing"
 	"time"
 
@@ -27,7 +26,6 @@ func BenchmarkLoomFrame(b *testing.B) {
 			for i := range timers {
 				timers[i] = l.PostAfter(time.Duration(r.Int64N(int64(spread))), func() { timers[i].Reset(spread) })
 			}
-			settle()
 			b.ReportAllocs()
 			for b.Loop() {
 				l.UpdateDelta(time.Millisecond)
@@ -43,7 +41,6 @@ func BenchmarkLoomFrame(b *testing.B) {
 				heap.Push(&h, it)
 			}
 			var now int64
-			settle()
 			b.ReportAllocs()
 			for b.Loop() {
 				now += int64(time.Millisecond)
@@ -59,7 +56,6 @@ func BenchmarkLoomFrame(b *testing.B) {
 				h.push(r.Int64N(int64(spread)), int32(i))
 			}
 			var now int64
-			settle()
 			b.ReportAllocs()
 			for b.Loop() {
 				now += int64(time.Millisecond)
@@ -81,7 +77,6 @@ func BenchmarkLoomFrame(b *testing.B) {
 				list = append(list, it)
 			}
 			var now int64
-			settle()
 			b.ReportAllocs()
 			for b.Loop() {
 				now += int64(time.Millisecond)
@@ -106,14 +101,6 @@ func BenchmarkLoomFrame(b *testing.B) {
 		})
 	}
 }
-
-// settle collects the garbage of a benchmark's setup before its timer
-// starts, so that a collection the setup made due does not run, by chance,
-// during the frames timed: the loom's frames allocate nothing once their
-// buffers have grown, and the setup of its 100,000 timers leaves megabytes
-// of garbage that a cycle of the collector, marking every timer and closure,
-// would charge to them.
-func settle() { runtime.GC() }
 
 // valueHeap is the floor of a heap of delayed actions: a binary heap of
 // values (a due time and the action's index), no pointer to follow.
