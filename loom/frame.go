@@ -277,10 +277,7 @@ func (l *Loom) runDue(ts *timers, b *budget, now int64, lastSeq uint64, onPanic 
 	for swept := 0; !b.spent(); swept-- {
 		l.mu.Lock()
 		if swept == 0 {
-			// The timers of the next entries are read together, so that their
-			// cache misses overlap: on a frame that runs hundreds of timers
-			// out of a hundred thousand, each would otherwise miss alone.
-			ts.stale -= ts.wheel.DropStale(sweep, live)
+			ts.readAhead(sweep)
 			swept = sweep
 		}
 		e := ts.front()

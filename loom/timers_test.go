@@ -2,6 +2,7 @@ package loom_test
 
 import (
 	"cmp"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -30,7 +31,7 @@ func checkTimers(t *testing.T, ops []byte) {
 	for i := 0; i+1 < len(ops); i += 2 {
 		op, arg := ops[i]%5, int(ops[i+1])
 		switch op {
-		case 0, 1: // post
+		case 0, 1: // post, on unscaled time or on scaled time
 			k := len(timers)
 			d := time.Duration(arg%32) * time.Millisecond
 			timers = append(timers, l.PostAfter(d, func() { ran = append(ran, k) }))
@@ -101,5 +102,147 @@ func TestTimersRandom(t *testing.T) {
 			ops[i] = byte(r.UintN(256))
 		}
 		checkTimers(t, ops)
+	}
+}
+
+// checkTimersInFrame runs timers whose actions stop or reset other timers,
+// or themselves, in the frame that runs them, on a loom with a budget of
+// actions per frame, against a plain model: each frame runs, one at a time,
+// the earliest waiting timer due at the frame's time and scheduled before
+// the frame began, those of PostAfter before those of PostAfterScaled,
+// until the budget is spent; an action's Stop or Reset takes effect at
+// once, and reports what the model says. The time scale stays 1, so that
+// both clocks read the same.
+func checkTimersInFrame(t *testing.T, ops []byte) {
+	if len(ops) == 0 {
+		return
+	}
+	budget := int(ops[0]%6) + 1
+	l := loom.New(loom.ManualClock(), loom.WithBudget(budget, 0))
+	defer l.Close()
+	type refTimer struct {
+		due     time.Duration
+		seq     int
+		waiting bool
+		scaled  bool
+		act     int // 0: note only; 1: stop target; 2: reset target by d
+		target  int
+		d       time.Duration
+	}
+	// refBefore reports whether r runs before q in a frame where both are
+	// due: unscaled timers first, then by due time, then by order.
+	refBefore := func(r, q refTimer) bool {
+		if r.scaled != q.scaled {
+			return !r.scaled
+		}
+		return r.due < q.due || r.due == q.due && r.seq < q.seq
+	}
+	var (
+		timers []*loom.Timer
+		ref    []refTimer
+		now    time.Duration
+		seq    int
+		ran    []string // what the loom's actions did, in order
+	)
+	for i := 1; i+2 < len(ops); i += 3 {
+		op, a, b := ops[i]%4, int(ops[i+1]), int(ops[i+2])
+		switch op {
+		case 0, 1: // post, on unscaled time or on scaled time
+			k := len(timers)
+			r := refTimer{
+				due: now + time.Duration(a%16)*time.Millisecond, seq: seq + 1, waiting: true,
+				scaled: op == 1, act: b % 3, target: (b / 3) % (k + 1), d: time.Duration(a%5) * time.Millisecond,
+			}
+			seq++
+			ref = append(ref, r)
+			post := l.PostAfter
+			if r.scaled {
+				post = l.PostAfterScaled
+			}
+			timers = append(timers, post(r.due-now, func() {
+				switch r.act {
+				case 0:
+					ran = append(ran, fmt.Sprint(k))
+				case 1:
+					ran = append(ran, fmt.Sprint(k, " stop ", r.target, " ", timers[r.target].Stop()))
+				case 2:
+					ran = append(ran, fmt.Sprint(k, " reset ", r.target, " ", timers[r.target].Reset(r.d)))
+				}
+			}))
+		case 2: // stop or reset between frames
+			if len(timers) == 0 {
+				continue
+			}
+			k := a % len(timers)
+			if b%2 == 0 {
+				if got, want := timers[k].Stop(), ref[k].waiting; got != want {
+					t.Fatalf("op %d: Stop(timer %d) = %v; want %v", i, k, got, want)
+				}
+				ref[k].waiting = false
+				continue
+			}
+			d := time.Duration(b%7) * time.Millisecond
+			if got, want := timers[k].Reset(d), ref[k].waiting; got != want {
+				t.Fatalf("op %d: Reset(timer %d) = %v; want %v", i, k, got, want)
+			}
+			seq++
+			ref[k].due, ref[k].seq, ref[k].waiting = now+d, seq, true
+		case 3: // frame
+			dt := time.Duration(a%4) * time.Millisecond
+			now += dt
+			lastSeq := seq
+			var want []string
+			for len(want) < budget {
+				k := -1
+				for j, r := range ref {
+					if r.waiting && r.due <= now && r.seq <= lastSeq && (k < 0 || refBefore(r, ref[k])) {
+						k = j
+					}
+				}
+				if k < 0 {
+					break
+				}
+				ref[k].waiting = false
+				r := ref[k]
+				switch r.act {
+				case 0:
+					want = append(want, fmt.Sprint(k))
+				case 1:
+					want = append(want, fmt.Sprint(k, " stop ", r.target, " ", ref[r.target].waiting))
+					ref[r.target].waiting = false
+				case 2:
+					want = append(want, fmt.Sprint(k, " reset ", r.target, " ", ref[r.target].waiting))
+					seq++
+					ref[r.target].due, ref[r.target].seq, ref[r.target].waiting = now+r.d, seq, true
+				}
+			}
+			ran = ran[:0]
+			l.UpdateDelta(dt)
+			if !slices.Equal(ran, want) {
+				t.Fatalf("op %d: frame at %v (budget %d) did %q; want %q", i, now, budget, ran, want)
+			}
+		}
+	}
+}
+
+func FuzzTimersInFrame(f *testing.F) {
+	f.Add([]byte{2, 0, 3, 0, 0, 3, 4, 3, 0, 0, 3, 1, 0})
+	f.Fuzz(func(t *testing.T, ops []byte) {
+		checkTimersInFrame(t, ops[:min(len(ops), 6000)])
+	})
+}
+
+// TestTimersInFrameRandom runs checkTimersInFrame on random operations:
+// about a third of the actions stop a timer and a third reset one, often one
+// due in the same frame, and the budget leaves some of each frame's due
+// timers to the next.
+func TestTimersInFrameRandom(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	for range 200 {
+		ops := make([]byte, 3000)
+		for i := range ops {
+			ops[i] = byte(r.UintN(256))
+		}
+		checkTimersInFrame(t, ops)
 	}
 }

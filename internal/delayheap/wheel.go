@@ -43,9 +43,10 @@ type Wheel[T any] struct {
 	slots    [][]Entry[T] // by tick modulo nSlots, unsorted; made by the first Push to a slot
 	spare    [][]Entry[T] // the empty buffers of slots collected, for the slots filled next
 	occupied [nSlots / 64]uint64
-	inSlots  int     // entries in the slots
-	peak     int     // about the most entries a recent Collect took (halves each time)
-	far      Heap[T] // entries of ticks cur+nSlots and later
+	unsorted [nSlots / 64]uint64 // slots whose entries came out of order
+	inSlots  int                 // entries in the slots
+	peak     int                 // about the most entries a recent Collect took (halves each time)
+	far      Heap[T]             // entries of ticks cur+nSlots and later
 }
 
 func tick(due int64) int64 { return due >> tickShift }
@@ -87,6 +88,9 @@ func (w *Wheel[T]) push(e Entry[T]) {
 			// buffer goes round the slots, and one that fits the largest
 			// slot ends the allocations of a steady load sooner.
 			w.slots[i] = slices.Grow(s, max(cap(s), 8))
+		}
+		if s := w.slots[i]; len(s) > 0 && compareEntries(s[len(s)-1], e) > 0 {
+			w.unsorted[i>>6] |= 1 << (i & 63)
 		}
 		w.slots[i] = append(w.slots[i], e)
 		w.occupied[i>>6] |= 1 << (i & 63)
@@ -146,10 +150,13 @@ func (w *Wheel[T]) Collect(now int64) {
 	w.peak = max(len(w.ready)-n, w.peak/2)
 }
 
-// collectSlot appends the entries of slot i, sorted, to the run.
+// collectSlot appends the entries of slot i, sorted, to the run. Most
+// slots need no sort: their entries came in order, as those of timers that
+// re-arm with the same delay do, and Push noted whether they did, at the
+// cost of one comparison with an entry still in the cache.
 func (w *Wheel[T]) collectSlot(i int) {
 	s := w.slots[i]
-	if !slices.IsSortedFunc(s, compareEntries[T]) {
+	if w.unsorted[i>>6]&(1<<(i&63)) != 0 {
 		slices.SortFunc(s, compareEntries[T])
 	}
 	w.ready = append(w.ready, s...)
@@ -159,7 +166,13 @@ func (w *Wheel[T]) collectSlot(i int) {
 		w.spare = append(w.spare, s[:0])
 	}
 	w.slots[i] = nil
+	w.vacate(i)
+}
+
+// vacate marks slot i empty.
+func (w *Wheel[T]) vacate(i int) {
 	w.occupied[i>>6] &^= 1 << (i & 63)
+	w.unsorted[i>>6] &^= 1 << (i & 63)
 }
 
 // Front returns the earliest entry collected and not yet popped, or nil.
@@ -207,6 +220,12 @@ func (w *Wheel[T]) DropStale(n int, live func(*Entry[T]) bool) int {
 	return k
 }
 
+// Next returns the first n collected entries (all of them, if fewer), in
+// order, for its caller to read and not to change.
+func (w *Wheel[T]) Next(n int) []Entry[T] {
+	return w.ready[w.head:min(w.head+n, len(w.ready))]
+}
+
 // Earliest returns the earliest entry for which live reports true, or nil,
 // and the number of other entries it dropped on the way: those that come
 // before it, and the others of its slot. It moves nothing to the run.
@@ -239,7 +258,7 @@ func (w *Wheel[T]) Earliest(live func(*Entry[T]) bool) (e *Entry[T], dropped int
 		if least >= 0 {
 			return &kept[least], dropped
 		}
-		w.occupied[i>>6] &^= 1 << (i & 63)
+		w.vacate(i)
 	}
 	for w.far.Len() > 0 {
 		if e := w.far.Top(); live(e) {
@@ -300,7 +319,7 @@ func (w *Wheel[T]) Filter(keep func(*Entry[T]) bool) {
 		w.inSlots -= len(s) - len(kept)
 		w.slots[i] = kept
 		if len(kept) == 0 {
-			w.occupied[i>>6] &^= 1 << (i & 63)
+			w.vacate(i)
 		}
 	}
 	w.far.Filter(keep)

@@ -96,6 +96,7 @@ func (m *wheelModel) Frame(t *rapid.T) {
 			if dropped != want {
 				t.Fatalf("DropStale(%d) = %d; want %d", n, dropped, want)
 			}
+			m.checkNext(t, rapid.IntRange(0, 8).Draw(t, "next"))
 		}
 		e := m.w.Front()
 		if e == nil || e.Due > m.now {
@@ -113,6 +114,26 @@ func (m *wheelModel) Frame(t *rapid.T) {
 			delete(m.seqs, id)
 			ran = append(ran, id)
 		}
+	}
+}
+
+// checkNext checks that Next(n) returns the first n entries of the model's
+// run: its entries of ticks already collected.
+func (m *wheelModel) checkNext(t *rapid.T, n int) {
+	var want []refEntry
+	for _, r := range m.ref {
+		if len(want) == n || r.due>>20 >= m.cur {
+			break
+		}
+		want = append(want, r)
+	}
+	got := m.w.Next(n)
+	ok := len(got) == len(want)
+	for i := 0; ok && i < len(got); i++ {
+		ok = got[i].Due == want[i].due && got[i].Seq == want[i].seq && got[i].V == want[i].v
+	}
+	if !ok {
+		t.Fatalf("Next(%d) = %+v; want %+v", n, got, want)
 	}
 }
 
@@ -165,7 +186,8 @@ func (m *wheelModel) Check(t *rapid.T) {
 
 // TestWheelModel checks the Wheel against a sorted slice: posts, stops and
 // resets (which leave stale entries), frames that pop what is due in due
-// order with a budget, the earliest live entry, Before, and Filter.
+// order with a budget, reading ahead of the run (DropStale, Next), the
+// earliest live entry, Before, and Filter.
 func TestWheelModel(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		m := &wheelModel{seqs: map[int]uint64{}, now: rapid.Int64Range(0, 1<<40).Draw(t, "start")}
