@@ -168,3 +168,39 @@ func TestKeyedAndZeroValueMisuse(t *testing.T) {
 		}
 	}
 }
+
+// TestKeyedStatsOfReusedLanes: an unnamed Keyed reuses the lanes of keys
+// that went idle; a reused lane's Stats count only the work of its new key,
+// and Total counts every task once.
+func TestKeyedStatsOfReusedLanes(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		target := taskqueue.NewConcurrent(2)
+		k := taskqueue.NewKeyed[int](target, taskqueue.WithPanicHandler(func(*taskqueue.PanicError) {}))
+		const keys = 20
+		for key := range keys {
+			k.Go(key, func() {})
+			k.RunAsync(t.Context(), key, func(context.Context) error { return errors.New("no") })
+			if key%2 == 0 {
+				k.Go(key, func() { panic("x") })
+			}
+			synctest.Wait() // the key's lane goes idle, and back to be reused
+		}
+		release := make(chan struct{})
+		k.Go(keys, func() { <-release })
+		k.Go(keys, func() {})
+		synctest.Wait()
+		if st := k.Stats(keys); st.Running != 1 || st.Queued != 1 || st.Completed != 0 || st.Failed != 0 || st.Panicked != 0 {
+			t.Errorf("Stats of a key on a reused lane = %+v; want 1 running, 1 queued, nothing completed", st)
+		}
+		close(release)
+		synctest.Wait()
+		want := taskqueue.Stats{Completed: keys*2 + keys/2 + 2, Failed: keys, Panicked: keys / 2}
+		want.Succeeded = want.Completed - want.Failed - want.Panicked
+		st := k.Total()
+		if st.Completed != want.Completed || st.Failed != want.Failed || st.Panicked != want.Panicked || st.Succeeded != want.Succeeded {
+			t.Errorf("Total = %+v; want %d completed, %d failed, %d panicked, %d succeeded",
+				st, want.Completed, want.Failed, want.Panicked, want.Succeeded)
+		}
+		target.Close()
+	})
+}
