@@ -137,6 +137,9 @@ func (s *Scheduler) reclaim() {
 	<-ch // grantLocked counted the slot back in active
 	s.mu.Lock()
 	s.lent--
+	// The slot came from an item that ended: the room it leaves for s's
+	// own items, which a lent slot does not serve, needs a worker.
+	s.spawnLocked()
 	s.mu.Unlock()
 }
 

@@ -26,7 +26,9 @@ func (s *Scheduler) spawnLocked() {
 			want = 1 // the barrier may start: it runs alone
 		}
 	}
-	want -= s.active - s.running // slots between items take the first
+	// Slots between items take the first. An item whose slot is lent counts in
+	// running, not in active: it leaves no slot between items.
+	want -= max(s.active-s.running, 0)
 	for ; want > 0 && s.active < s.limit; want-- {
 		if s.parent != nil {
 			if s.turns > 0 {
