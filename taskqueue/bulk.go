@@ -22,7 +22,8 @@ import (
 //
 // The caller works on a slot of q: in the place of its own task if it runs
 // one of q (so that Apply from a task of q waits for nothing and cannot
-// deadlock), or on a free one; if q has none free, the caller only waits for
+// deadlock), taking its turn with the task's other functions run in its
+// place (see RunSync), or on a free one; if q has none free, the caller only waits for
 // the others. Once every iteration is claimed, the tasks of q that were
 // queued to help and have not started leave the queue.
 //
@@ -147,10 +148,14 @@ func (b *bulk) run() (err error) {
 		}
 		err = b.err
 	}()
-	if !b.q.s.TryRun(slotOf(b.ctx), func(sl scheduler.Slot) {
+	ran, _, terr := b.q.tryRun(b.ctx, func(sl scheduler.Slot) {
 		helpers = b.help(b.width - 1)
 		b.participate(sl)
-	}) {
+	})
+	if terr != nil {
+		b.fail(terr) // the caller waited for its task's turn until ctx was done
+		b.leave()
+	} else if !ran {
 		// No slot for the caller: it waits for a first helper, which waits
 		// for room as RunAsync would, and whose handle says if the queue
 		// dropped it.

@@ -2,7 +2,6 @@ package taskqueue
 
 import (
 	"context"
-	"sync"
 	"sync/atomic"
 
 	"github.com/taskqueue-go/taskqueue/scheduler"
@@ -38,10 +37,16 @@ type taskCtx struct {
 
 	group *Group // the group the work is a member of, or nil
 
-	turn   sync.Mutex  // nested functions run with this context take turns under it
-	nested atomic.Bool // a nested function came for a turn: end waits for turn
-	ended  atomic.Bool // the work returned; the slot is no longer its
+	// Nested functions run with this context take turns on turn's channel,
+	// made by the first one to come: a turn is a value in it.
+	turn  atomic.Pointer[turn]
+	ended atomic.Bool // the work returned; the slot is no longer its
 }
+
+// A turn is the lock under which the functions nested in a task's work take
+// turns. It is a channel rather than a mutex so that a wait for it can end
+// with its caller's context, and counts as blocked for testing/synctest.
+type turn struct{ ch chan struct{} }
 
 // Value returns the taskCtx itself for slotKey, and the submitted context's
 // values otherwise.
@@ -60,35 +65,49 @@ func (c *taskCtx) start(ctx context.Context, sl scheduler.Slot) {
 // end marks the work of c returned, and returns once the nested functions
 // run with c in flight have returned: from then on, c holds no slot.
 //
-// Work that no nested function came for, the common case, ends without a
-// lock. A nested function sets nested before it takes the turn, and looks at
-// ended once it holds it; end sets ended before it looks at nested. So
-// either end sees nested and waits for the turn, or the nested function
-// sees ended and does not run.
+// Work that no nested function came for, the common case, ends at once. A
+// nested function makes the turn before it takes it, and looks at ended
+// once it holds it; end sets ended before it looks for the turn. So either
+// end finds the turn and waits for it, or the nested function sees ended
+// and does not run.
 func (c *taskCtx) end() {
 	c.ended.Store(true)
-	if c.nested.Load() {
-		c.turn.Lock()
-		//lint:ignore SA2001 the empty critical section waits for the nested function in flight
-		c.turn.Unlock()
+	if t := c.turn.Load(); t != nil {
+		t.ch <- struct{}{} // the nested function in flight has returned
+		<-t.ch
 	}
 }
 
-// takeTurn takes c's turn for a function nested in c's work, and reports
-// whether the work is still running; if not, it gives the turn back at
-// once. A nested function that got the turn gives it back with giveTurn.
-func (c *taskCtx) takeTurn() bool {
-	c.nested.Store(true)
-	c.turn.Lock()
-	if c.ended.Load() {
-		c.turn.Unlock()
-		return false
+// takeTurn takes c's turn for a function nested in c's work, waiting for it
+// until ctx is done, and reports whether the work is still running; if not,
+// it gives the turn back at once. A nested function that got the turn gives
+// it back with giveTurn. takeTurn returns ctx.Err() if ctx was done first.
+func (c *taskCtx) takeTurn(ctx context.Context) (bool, error) {
+	t := c.turn.Load()
+	if t == nil {
+		t = &turn{ch: make(chan struct{}, 1)}
+		if !c.turn.CompareAndSwap(nil, t) {
+			t = c.turn.Load()
+		}
 	}
-	return true
+	select {
+	case t.ch <- struct{}{}:
+	default:
+		select {
+		case t.ch <- struct{}{}:
+		case <-ctx.Done():
+			return false, ctx.Err()
+		}
+	}
+	if c.ended.Load() {
+		<-t.ch
+		return false, nil
+	}
+	return true, nil
 }
 
 // giveTurn gives back the turn that takeTurn took.
-func (c *taskCtx) giveTurn() { c.turn.Unlock() }
+func (c *taskCtx) giveTurn() { <-c.turn.Load().ch }
 
 // tryRun calls s.TryRun(sl, run) in the turn that takeTurn took, and gives
 // the turn back however run ends.

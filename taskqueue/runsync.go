@@ -24,8 +24,14 @@ import (
 //     rule of .NET's TryExecuteTaskInline). This holds for every goroutine
 //     that works for the task with its context: an iter.Pull body the task
 //     drives, goroutines it starts and waits for. Functions run in one
-//     task's place take turns: no two of them overlap, whichever goroutines
-//     call, and each gets a context of its own for its own nested calls.
+//     task's place take turns (Apply's and Map's part on the caller
+//     included): no two of them overlap, whichever goroutines call, and
+//     each gets a context of its own for its own nested calls; a call that
+//     waits for its turn gives up when its ctx is done. A goroutine that the
+//     task does not wait for must not use its context while the task runs:
+//     its calls would run, and its waits lend the task's slot (see
+//     WithTarget), beside the task's own code. Once the task has returned,
+//     its context is an outsider's and holds no slot.
 //   - On the calling goroutine too when q is idle (nothing queued, a slot
 //     free), as libdispatch does, which saves the hand-off to a worker;
 //     exclusivity and submission order hold all the same.
@@ -78,6 +84,34 @@ func RunSync[T any](ctx context.Context, q *Queue, f func(context.Context) (T, e
 	return v, err
 }
 
+// tryRun calls run at once, on the calling goroutine, if q can run it there
+// for work with ctx (see RunSync): in the place of the task whose context
+// ctx is, in its turn, or on a free slot. It reports whether it did, and
+// otherwise the Slot that the caller's work holds, for its wait: the zero
+// Slot for an outsider, or for a task that has returned. It returns
+// ctx.Err() if ctx was done while it waited for the task's turn.
+func (q *Queue) tryRun(ctx context.Context, run func(scheduler.Slot)) (bool, scheduler.Slot, error) {
+	w := workOf(ctx)
+	if w == nil {
+		return q.s.TryRun(scheduler.Slot{}, run), scheduler.Slot{}, nil
+	}
+	sl := w.slot
+	if !q.runsOn(sl) {
+		return q.s.TryRun(sl, run), sl, nil
+	}
+	// run would run in the task's place, on a slot it holds of q or of a
+	// target above: it takes its turn with the task's other work.
+	switch ok, err := w.takeTurn(ctx); {
+	case err != nil:
+		return false, scheduler.Slot{}, err
+	case !ok:
+		// The task has returned: its context is an outsider's, which holds
+		// no slot, whether or not the worker has moved on yet.
+		return q.s.TryRun(scheduler.Slot{}, run), scheduler.Slot{}, nil
+	}
+	return w.tryRun(q.s, sl, run), sl, nil
+}
+
 // runsOn reports whether work that holds sl would run on a slot it holds,
 // were q to run a function of it now: sl holds a slot of q, or of a target
 // above q.
@@ -103,26 +137,12 @@ func (q *Queue) runSync(ctx context.Context, f func(context.Context) error) erro
 		return err
 	}
 	var err error
-	run := func(sl scheduler.Slot) { err = q.runHere(ctx, sl, f) }
-	w := workOf(ctx)
-	if w == nil {
-		if q.s.TryRun(scheduler.Slot{}, run) {
-			return err
-		}
-		return q.wait(ctx, scheduler.Slot{}, f)
-	}
-	sl := w.slot
-	if q.runsOn(sl) {
-		// f would run in the task's place, on a slot it holds of q or of a
-		// target above: it takes its turn with the task's other work.
-		if !w.takeTurn() {
-			// The task has returned: its context is an outsider's, which
-			// holds no slot, whether or not the worker has moved on yet.
-			sl = scheduler.Slot{}
-		} else if w.tryRun(q.s, sl, run) {
-			return err
-		}
-	} else if q.s.TryRun(sl, run) {
+	ran, sl, terr := q.tryRun(ctx, func(sl scheduler.Slot) { err = q.runHere(ctx, sl, f) })
+	switch {
+	case terr != nil:
+		q.canceled.Add(1)
+		return terr
+	case ran:
 		return err
 	}
 	return q.wait(ctx, sl, f)
