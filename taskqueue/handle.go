@@ -185,7 +185,11 @@ func (h *Handle) Err() error {
 // allocation when neither context can be done. A task that waits, with its
 // own context, for a task of a queue of its own tree lends its slots of
 // their shared targets while it waits (see WithTarget), so that waiting
-// tasks cannot hold every slot the awaited task needs.
+// tasks cannot hold every slot the awaited task needs. A queue lends no slot
+// of its own: tasks that wait for tasks of their own queue keep their slots,
+// and when every slot of the queue waits so, the waits last until their
+// contexts end, as a serial queue's task that calls RunSync on it with an
+// outsider's context does.
 func (h *Handle) Wait(ctx context.Context) error {
 	h.mustBeMade()
 	if h.IsDone() {
