@@ -38,7 +38,9 @@
 //   - [Scheduler.Holds] tells whether the work holds a slot, for checks such
 //     as "this wait would wait for itself".
 //   - [Scheduler.Await] lends the slots of shared targets while the work
-//     waits for another Scheduler of its tree (see Trees).
+//     waits for another Scheduler of its tree (see Trees): once however
+//     many of its goroutines wait, never while a function runs in its place,
+//     and no longer than its item's run.
 //
 // A Slot is valid while its item runs; once the item has returned it holds
 // nothing, whoever kept a copy.
