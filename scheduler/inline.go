@@ -1,5 +1,10 @@
 package scheduler
 
+import (
+	"context"
+	"errors"
+)
+
 // TryRun runs f on the calling goroutine, as an item of s, when s can run it
 // at once without breaking its rules, and reports whether it did. sl is the
 // Slot of the caller's work (see Slot), or the zero Slot for work that runs
@@ -19,72 +24,100 @@ package scheduler
 // Otherwise TryRun does nothing and reports false. A panic in f, or
 // runtime.Goexit, goes on up to the caller of TryRun after the slot is given
 // back.
+//
+// A slot that sl holds may be lent, while other work of its holder waits
+// (see Await): TryRun then waits for it to come back before f runs on it.
 func (s *Scheduler) TryRun(sl Slot, f func(Slot)) bool {
+	ran, _ := s.TryRunContext(context.Background(), sl, f)
+	return ran
+}
+
+// TryRunContext is TryRun, except that if ctx ends while it waits for a lent
+// slot to come back, it runs nothing and returns false and ctx.Err().
+func (s *Scheduler) TryRunContext(ctx context.Context, sl Slot, f func(Slot)) (bool, error) {
 	if f == nil {
 		panic("scheduler: TryRun with a nil function")
 	}
 	if _, ok := sl.of(s); ok {
 		var held [maxLendDepth]Slot
 		n := sl.heldFrom(s, held[:])
-		use(held[:n]) // f runs on them: they are not lent meanwhile
+		if err := use(ctx, held[:n]); err != nil { // f runs on them: they are not lent meanwhile
+			return false, err
+		}
 		defer unuse(held[:n])
 		s.mu.Lock()
 		s.inPlace++
 		s.mu.Unlock()
 		defer s.endInPlace()
 		f(sl)
-		return true
+		return true, nil
 	}
-	own, ok := s.acquire(sl)
+	own, ok, err := s.acquire(ctx, sl)
 	if !ok {
-		return false
+		return false, err
 	}
 	defer s.release(own)
 	f(own)
-	return true
+	return true, nil
 }
 
 // acquire takes a new slot of s, if s may start an item now, for work that
 // carries sl, and returns its Slot. For a child it takes a slot of each
 // target above too: the one sl holds, in its holder's place, or a new one.
-func (s *Scheduler) acquire(sl Slot) (Slot, bool) {
+// It returns ctx.Err() if ctx ended while it waited for a lent slot that sl
+// holds to come back.
+func (s *Scheduler) acquire(ctx context.Context, sl Slot) (Slot, bool, error) {
 	s.mu.Lock()
 	if !s.freeLocked(false) || s.Closed() {
 		s.mu.Unlock()
-		return Slot{}, false
+		return Slot{}, false, nil
 	}
 	s.active++
 	s.running++
 	if s.parent == nil {
 		_, own := s.takeRecLocked(sl)
 		s.mu.Unlock()
-		return own, true
+		return own, true, nil
 	}
 	s.mu.Unlock()
 	// A child's slot is a turn on its target's: in the place of the caller's
 	// item if sl holds a slot there, else on a new one.
 	up, took := sl, false
+	var err error
 	if _, held := sl.of(s.parent); held {
 		var held [maxLendDepth]Slot
-		use(held[:sl.heldFrom(s.parent, held[:])])
-		s.parent.mu.Lock()
-		s.parent.inPlace++
-		s.parent.mu.Unlock()
-	} else if up, took = s.parent.acquire(sl); !took {
+		if err = use(ctx, held[:sl.heldFrom(s.parent, held[:])]); err == nil {
+			s.parent.mu.Lock()
+			s.parent.inPlace++
+			s.parent.mu.Unlock()
+		}
+	} else {
+		up, took, err = s.parent.acquire(ctx, sl)
+		if err == nil && !took {
+			err = errNoSlot
+		}
+	}
+	if err != nil {
 		s.mu.Lock()
 		s.active--
 		s.running--
 		s.spawnLocked()
 		s.idleLocked()
 		s.unlock()
-		return Slot{}, false
+		if err == errNoSlot {
+			err = nil
+		}
+		return Slot{}, false, err
 	}
 	s.mu.Lock()
 	rec, own := s.takeRecLocked(up)
 	rec.tookUp = took // release gives it back
 	s.mu.Unlock()
-	return own, true
+	return own, true, nil
 }
+
+// errNoSlot is acquire's own note that a target above had no slot free.
+var errNoSlot = errors.New("no slot")
 
 // release gives back the slot own, which acquire took, counting its item as
 // completed, and, for a child, what acquire took of the targets above. Items

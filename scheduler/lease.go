@@ -1,6 +1,9 @@
 package scheduler
 
-import "sync"
+import (
+	"context"
+	"sync"
+)
 
 // A lease is the lending of the slots that one Await lends, for as long as
 // its wait lasts or until the run of the work that waits ends, whichever
@@ -48,7 +51,7 @@ func (l *lease) begin(sl Slot) bool {
 		a := h.rec.s
 		a.mu.Lock()
 		h.rec.lends++
-		a.settleLocked(h.rec)
+		a.settleLocked(context.Background(), h.rec)
 		a.mu.Unlock()
 	}
 	l.lent = true
@@ -87,7 +90,7 @@ func (l *lease) giveBack() {
 		a := h.rec.s
 		a.mu.Lock()
 		h.rec.lends--
-		a.settleLocked(h.rec)
+		a.settleLocked(context.Background(), h.rec)
 		a.mu.Unlock()
 	}
 	l.lent = false

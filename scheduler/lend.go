@@ -1,5 +1,10 @@
 package scheduler
 
+import (
+	"context"
+	"slices"
+)
+
 // Lending. An item of a tree that waits for another item of the same tree
 // (a task of one child calling RunSync on a sibling, say) holds slots of the
 // targets above both: if every slot of a target were held by such waiters,
@@ -62,14 +67,23 @@ func (sl Slot) heldFrom(a *Scheduler, held []Slot) int {
 
 // use marks the slots in held, which work running in place takes for its
 // run (see TryRun), as used, taking them back, top down, if they are lent.
-func use(held []Slot) {
+// If ctx ends while it waits for one to come back, use undoes what it did
+// and returns ctx.Err().
+func use(ctx context.Context, held []Slot) error {
 	for i := len(held) - 1; i >= 0; i-- {
 		r := held[i].rec
 		r.s.mu.Lock()
 		r.uses++
-		r.s.settleLocked(r)
+		if err := r.s.settleLocked(ctx, r); err != nil {
+			r.uses--
+			r.s.settleLocked(context.Background(), r) // lent again, if it had come back
+			r.s.mu.Unlock()
+			unuse(held[i+1:])
+			return err
+		}
 		r.s.mu.Unlock()
 	}
+	return nil
 }
 
 // unuse ends the use of the slots in held: lent again if work that holds
@@ -79,7 +93,7 @@ func unuse(held []Slot) {
 		r := h.rec
 		r.s.mu.Lock()
 		r.uses--
-		r.s.settleLocked(r)
+		r.s.settleLocked(context.Background(), r)
 		r.s.mu.Unlock()
 	}
 }
@@ -88,16 +102,25 @@ func unuse(held []Slot) {
 // for: lent while some of it waits (lends) and none of it runs on r (uses),
 // held otherwise. It is called, and returns, with s.mu held; taking a slot
 // back may have to wait for one to free, without the lock, and whoever comes
-// meanwhile waits for that to end before looking again.
-func (s *Scheduler) settleLocked(r *slotRec) {
+// meanwhile waits for that to end before looking again. If ctx ends while it
+// waits, it returns ctx.Err(), with r as it found it or lent still.
+func (s *Scheduler) settleLocked(ctx context.Context, r *slotRec) error {
 	for {
 		want := r.lends > 0 && r.uses == 0
 		switch {
 		case r.moving != nil:
 			ch := r.moving
 			s.mu.Unlock()
-			<-ch
+			var err error
+			select {
+			case <-ch:
+			case <-ctx.Done():
+				err = ctx.Err()
+			}
 			s.mu.Lock()
+			if err != nil {
+				return err
+			}
 		case want && !r.lentOut:
 			r.lentOut = true
 			s.active--
@@ -107,13 +130,18 @@ func (s *Scheduler) settleLocked(r *slotRec) {
 			ch := make(chan struct{})
 			r.moving = ch
 			s.mu.Unlock()
-			s.reclaim()
+			err := s.reclaim(ctx)
 			s.mu.Lock()
-			r.lentOut = false
+			if err == nil {
+				r.lentOut = false
+			}
 			r.moving = nil
 			close(ch)
+			if err != nil {
+				return err
+			}
 		default:
-			return
+			return nil
 		}
 	}
 }
@@ -122,25 +150,37 @@ func (s *Scheduler) settleLocked(r *slotRec) {
 // trees lend the slots of the nearest ones.
 const maxLendDepth = 16
 
-// reclaim takes back a lent slot, waiting for one to free if none is.
-func (s *Scheduler) reclaim() {
+// reclaim takes back a lent slot, waiting for one to free if none is. If
+// ctx ends first, it takes none and returns ctx.Err().
+func (s *Scheduler) reclaim(ctx context.Context) error {
 	s.mu.Lock()
 	if s.active < s.limit && len(s.returners) == 0 {
 		s.active++
 		s.lent--
 		s.mu.Unlock()
-		return
+		return nil
 	}
 	ch := make(chan struct{})
 	s.returners = append(s.returners, ch)
 	s.mu.Unlock()
-	<-ch // grantLocked counted the slot back in active
+	select {
+	case <-ch: // grantLocked counted the slot back in active
+	case <-ctx.Done():
+		s.mu.Lock()
+		if i := slices.Index(s.returners, ch); i >= 0 {
+			s.returners = slices.Delete(s.returners, i, i+1)
+			s.mu.Unlock()
+			return ctx.Err()
+		}
+		s.mu.Unlock() // granted meanwhile: the slot is back all the same
+	}
 	s.mu.Lock()
 	s.lent--
 	// The slot came from an item that ended: the room it leaves for s's
 	// own items, which a lent slot does not serve, needs a worker.
 	s.spawnLocked()
 	s.mu.Unlock()
+	return nil
 }
 
 // grantLocked gives a slot to the oldest item waiting to reclaim one,

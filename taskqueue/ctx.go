@@ -109,11 +109,11 @@ func (c *taskCtx) takeTurn(ctx context.Context) (bool, error) {
 // giveTurn gives back the turn that takeTurn took.
 func (c *taskCtx) giveTurn() { <-c.turn.Load().ch }
 
-// tryRun calls s.TryRun(sl, run) in the turn that takeTurn took, and gives
-// the turn back however run ends.
-func (c *taskCtx) tryRun(s *scheduler.Scheduler, sl scheduler.Slot, run func(scheduler.Slot)) bool {
+// tryRun calls s.TryRunContext(ctx, sl, run) in the turn that takeTurn
+// took, and gives the turn back however run ends.
+func (c *taskCtx) tryRun(ctx context.Context, s *scheduler.Scheduler, sl scheduler.Slot, run func(scheduler.Slot)) (bool, error) {
 	defer c.giveTurn()
-	return s.TryRun(sl, run)
+	return s.TryRunContext(ctx, sl, run)
 }
 
 // workOf returns the taskCtx that ctx carries, or nil for a context that

@@ -168,8 +168,8 @@ func (k *Keyed[K]) Lanes() int {
 func (k *Keyed[K]) Stats(key K) Stats {
 	k.mustBeMade()
 	k.mu.Lock()
+	defer k.mu.Unlock() // a lane's base counts change as it retires, under k.mu
 	l := k.lanes[key]
-	k.mu.Unlock()
 	if l == nil {
 		return Stats{}
 	}

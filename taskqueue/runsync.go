@@ -89,7 +89,9 @@ func RunSync[T any](ctx context.Context, q *Queue, f func(context.Context) (T, e
 // ctx is, in its turn, or on a free slot. It reports whether it did, and
 // otherwise the Slot that the caller's work holds, for its wait: the zero
 // Slot for an outsider, or for a task that has returned. It returns
-// ctx.Err() if ctx was done while it waited for the task's turn.
+// ctx.Err() if ctx was done while it waited for the task's turn, or for the
+// task's slot, lent to work that another of its goroutines waits for, to
+// come back.
 func (q *Queue) tryRun(ctx context.Context, run func(scheduler.Slot)) (bool, scheduler.Slot, error) {
 	w := workOf(ctx)
 	if w == nil {
@@ -97,7 +99,8 @@ func (q *Queue) tryRun(ctx context.Context, run func(scheduler.Slot)) (bool, sch
 	}
 	sl := w.slot
 	if !q.runsOn(sl) {
-		return q.s.TryRun(sl, run), sl, nil
+		ran, err := q.s.TryRunContext(ctx, sl, run)
+		return ran, sl, err
 	}
 	// run would run in the task's place, on a slot it holds of q or of a
 	// target above: it takes its turn with the task's other work.
@@ -109,7 +112,8 @@ func (q *Queue) tryRun(ctx context.Context, run func(scheduler.Slot)) (bool, sch
 		// no slot, whether or not the worker has moved on yet.
 		return q.s.TryRun(scheduler.Slot{}, run), scheduler.Slot{}, nil
 	}
-	return w.tryRun(q.s, sl, run), sl, nil
+	ran, err := w.tryRun(ctx, q.s, sl, run)
+	return ran, sl, err
 }
 
 // runsOn reports whether work that holds sl would run on a slot it holds,
