@@ -185,8 +185,11 @@ func (h *Handle) Err() error {
 // allocation when neither context can be done. A task that waits, with its
 // own context, for a task of a queue of its own tree lends its slots of
 // their shared targets while it waits (see WithTarget), so that waiting
-// tasks cannot hold every slot the awaited task needs. A queue lends no slot
-// of its own: tasks that wait for tasks of their own queue keep their slots,
+// tasks cannot hold every slot the awaited task needs; if ctx ends while the
+// work that borrowed the slot runs, Wait returns ctx.Err() once that work's
+// item ends and the slot is back, since the waiting task's own code must not
+// run beside it. A queue lends no slot of its own to a wait for a task of the
+// same queue: tasks that wait for tasks of their own queue keep their slots,
 // and when every slot of the queue waits so, the waits last until their
 // contexts end, as a serial queue's task that calls RunSync on it with an
 // outsider's context does.

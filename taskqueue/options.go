@@ -103,7 +103,9 @@ func WithFailWhenFull() Option {
 // wait with its context for work of the tree (RunSync behind a busy
 // sibling, Handle.Wait, Group.Wait, Apply, Map), the task's slot of the
 // target is lent to that work, once however many wait, and taken back for
-// each function that runs in the task's place meanwhile.
+// each function that runs in the task's place meanwhile (which waits for it
+// until its context ends). A wait whose context ends while the slot is in
+// use returns once it is back.
 //
 // A child takes turns on target's slots: after its quantum of tasks (see
 // WithQuantum), if it has more, it lets target's other tasks and children go
