@@ -1,0 +1,164 @@
+package taskqueue_test
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/taskqueue-go/taskqueue/taskqueue"
+)
+
+// "A task of a child runs RunSync on its target, or on an idle sibling, in
+// its own place, on its slot of the target, taking turns with the task's
+// other functions run in its place."
+//
+// Target T has two slots; A and B are serial children. A's task has three
+// helpers that call B.RunSync with its context, and each in-place function
+// submits a task of B. The functions that run on B (in place or as B's
+// tasks) never overlap (B is serial), those in A's task's place never
+// overlap, and T never runs more than two. A broken implementation lets B's
+// queued task start on T's free slot beside an in-place function that holds
+// B's slot, or runs two in-place functions of A's task at once.
+func TestOutside4IdleSiblingInPlace(t *testing.T) {
+	for round := 0; round < 30; round++ {
+		synctest.Test(t, func(t *testing.T) {
+			T := taskqueue.NewConcurrent(2)
+			A := taskqueue.NewSerial(taskqueue.WithTarget(T))
+			B := taskqueue.NewSerial(taskqueue.WithTarget(T))
+			tg := newO4Gauge("target of two slots", 2)
+			bg := newO4Gauge("serial sibling B", 1)
+			pg := newO4Gauge("functions in the place of A's task", 1)
+			var bTasks sync.WaitGroup
+			var bRan atomic.Int32
+			err := A.RunSync(context.Background(), func(ctx context.Context) error {
+				var wg sync.WaitGroup
+				for h := 0; h < 3; h++ {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						for j := 0; j < 4; j++ {
+							err := B.RunSync(ctx, func(context.Context) error {
+								gs := o4Gauges{tg, bg, pg}
+								gs.in("B.RunSync from A's task")
+								bTasks.Add(1)
+								B.Go(func() {
+									gs := o4Gauges{tg, bg}
+									gs.in("B's task")
+									bRan.Add(1)
+									time.Sleep(time.Millisecond) // fake time: every other goroutine runs meanwhile
+									gs.out()
+									bTasks.Done()
+								})
+								time.Sleep(time.Millisecond) // fake time: every other goroutine runs meanwhile
+								gs.out()
+								return nil
+							})
+							if err != nil {
+								t.Errorf("B.RunSync: %v", err)
+							}
+						}
+					}()
+				}
+				wg.Wait()
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			bTasks.Wait()
+			if err := T.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if bRan.Load() != 12 {
+				t.Errorf("B ran %d tasks, want 12", bRan.Load())
+			}
+			o4Gauges{tg, bg, pg}.check(t)
+		})
+		if t.Failed() {
+			t.Fatalf("round %d", round)
+		}
+	}
+}
+
+// Apply's and Map's part on the caller take the task's turn on its lent
+// slot: T has one slot, held by A's task; two helpers wait for tasks of a
+// concurrent sibling B (the slot is lent), one runs Apply on T and one Map on
+// A with the task's context. Since T's one slot is the task's, every
+// iteration runs in the task's place, and none may overlap a task of B that
+// runs on the lent slot. A broken implementation does not take the slot back
+// for the caller's part of Apply or Map.
+func TestOutside4ApplyTakesLentSlotBack(t *testing.T) {
+	for round := 0; round < 30; round++ {
+		synctest.Test(t, func(t *testing.T) {
+			T := taskqueue.NewSerial()
+			A := taskqueue.NewSerial(taskqueue.WithTarget(T))
+			B := taskqueue.NewConcurrent(3, taskqueue.WithTarget(T))
+			g := newO4Gauge("target of one slot", 1)
+			var iters atomic.Int32
+			err := A.RunSync(context.Background(), func(ctx context.Context) error {
+				var wg sync.WaitGroup
+				for h := 0; h < 2; h++ {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						for j := 0; j < 6; j++ {
+							hb := B.RunAsync(context.Background(), func(context.Context) error {
+								g.in("B's task")
+								time.Sleep(time.Millisecond)
+								g.out()
+								return nil
+							})
+							if err := hb.Wait(ctx); err != nil {
+								t.Errorf("Wait for B: %v", err)
+							}
+						}
+					}()
+				}
+				wg.Add(2)
+				go func() {
+					defer wg.Done()
+					err := taskqueue.Apply(ctx, T, 20, func(int) {
+						g.in("Apply on T")
+						iters.Add(1)
+						time.Sleep(time.Millisecond)
+						g.out()
+					})
+					if err != nil {
+						t.Errorf("Apply: %v", err)
+					}
+				}()
+				go func() {
+					defer wg.Done()
+					_, err := taskqueue.Map(ctx, A, make([]int, 20), func(context.Context, int) (int, error) {
+						g.in("Map on A")
+						iters.Add(1)
+						time.Sleep(time.Millisecond)
+						g.out()
+						return 0, nil
+					})
+					if err != nil {
+						t.Errorf("Map: %v", err)
+					}
+				}()
+				wg.Wait()
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := T.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if iters.Load() != 40 {
+				t.Errorf("%d iterations ran, want 40", iters.Load())
+			}
+			g.check(t)
+		})
+		if t.Failed() {
+			t.Fatalf("round %d", round)
+		}
+	}
+}
