@@ -1,6 +1,7 @@
 package loom
 
 import (
+	"reflect"
 	"sync/atomic"
 	"time"
 
@@ -40,6 +41,8 @@ type coroutines struct {
 	spare      []*Coroutine // the other buffer of ready and polled
 	queue      []*Coroutine // the current pass's coroutines to resume, in order
 	seq        uint64       // orders heap entries
+
+	sink uintptr // takes what readAhead reads, so that the reads stay
 
 	current *Coroutine // the coroutine whose body runs now
 	pass    int64      // the frame of the current pass
@@ -300,6 +303,9 @@ func (l *Loom) runCoroutines() {
 // end and wake those waiting for them.
 func (co *coroutines) drain(l *Loom) {
 	for i := 0; i < len(co.queue); i++ {
+		if i%readAhead == 0 {
+			co.readAhead(co.queue[i:min(i+readAhead, len(co.queue))])
+		}
 		c := co.queue[i]
 		co.queue[i] = nil
 		if !c.isDone() && c.started && !c.running && !c.stopReq.Load() {
@@ -309,6 +315,24 @@ func (co *coroutines) drain(l *Loom) {
 	}
 	co.queue = co.queue[:0]
 	l.applyRequests()
+}
+
+// readAhead is how many of the pass's coroutines drain reads ahead of their
+// resumes.
+const readAhead = 16
+
+// readAhead reads the coroutines cs and the closures that resume them, so
+// that their cache misses overlap: in a frame that resumes a thousand of a
+// hundred thousand parked coroutines, each would otherwise wait alone for
+// memory when its turn came. As for timers (see timers.readAhead), reflect
+// reads the code pointer of a func value from its closure; only speed
+// depends on it.
+func (co *coroutines) readAhead(cs []*Coroutine) {
+	for _, c := range cs {
+		if c != nil && c.next != nil {
+			co.sink += reflect.ValueOf(c.next).Pointer()
+		}
+	}
 }
 
 // scaledNow returns the scaled time of the current frame, in nanoseconds.
