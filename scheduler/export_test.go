@@ -131,3 +131,25 @@ func (s *Scheduler) Counts() string {
 	defer s.mu.Unlock()
 	return fmt.Sprintf("active %d running %d inPlace %d turnsRun %d lent %d turns %d live %d mux %d", s.active, s.running, s.inPlace, s.turnsRun, s.lent, s.turns, s.list.live, s.mux.waitingTurns())
 }
+
+// HeldSlot is the record of a slot of s that a Slot holds, kept for the
+// lending model test after the Slot's run ends.
+type HeldSlot struct{ r *slotRec }
+
+// Held returns the record of the slot of s that sl holds, or the zero
+// HeldSlot.
+func (s *Scheduler) Held(sl Slot) HeldSlot {
+	if h, ok := sl.of(s); ok {
+		return HeldSlot{h.rec}
+	}
+	return HeldSlot{}
+}
+
+// LendState returns the lending state of h (see settleLocked) and the lent
+// count of its Scheduler, read under the Scheduler's lock.
+func (h HeldSlot) LendState() (lends, uses int32, lentOut, moving bool, lent int32) {
+	s := h.r.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return h.r.lends, h.r.uses, h.r.lentOut, h.r.moving != nil, s.lent
+}
