@@ -16,10 +16,10 @@ import (
 type blocker struct {
 	release  chan struct{}
 	released bool
-	running bool // set and cleared by the blocker, read after synctest.Wait
-	cancel  context.CancelFunc
-	done    bool
-	sl      scheduler.Slot
+	running  bool // set and cleared by the blocker, read after synctest.Wait
+	cancel   context.CancelFunc
+	done     bool
+	sl       scheduler.Slot
 }
 
 func newBlocker() *blocker { return &blocker{release: make(chan struct{})} }
