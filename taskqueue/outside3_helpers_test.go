@@ -61,6 +61,13 @@ func (gs o3Gauges) leave() {
 	}
 }
 
+func (gs o3Gauges) check(t *testing.T) {
+	t.Helper()
+	for _, g := range gs {
+		g.check(t)
+	}
+}
+
 // o3Owners checks a serial queue with helpers: a task's body and the functions
 // its helpers run with its context may overlap each other, but nothing of one
 // owner (a task) may overlap anything of another, and two helper functions

@@ -25,13 +25,13 @@ func TestOutside4LendingCancelStress(t *testing.T) {
 		T := taskqueue.NewConcurrent(2)
 		A := taskqueue.NewConcurrent(2, taskqueue.WithTarget(T))
 		B := taskqueue.NewConcurrent(3, taskqueue.WithTarget(T))
-		g := newO4Gauge("target of two slots", 2)
+		g := newO3Gauge("target of two slots", 2)
 		var bad atomic.Value
 		fail := func(s string) { bad.CompareAndSwap(nil, s) }
 		work := func(what string) {
-			g.in(what)
+			g.enter(what)
 			runtime.Gosched()
-			g.out()
+			g.leave()
 		}
 		var bHandles sync.Map
 		var bRuns sync.Map

@@ -90,20 +90,20 @@ func TestOutside4ReturnedContextLendsNothing(t *testing.T) {
 			T := taskqueue.NewSerial()
 			A := taskqueue.NewSerial(taskqueue.WithTarget(T))
 			B := taskqueue.NewSerial(taskqueue.WithTarget(T))
-			g := newO4Gauge("target of one slot", 1)
+			g := newO3Gauge("target of one slot", 1)
 			var kept context.Context
 			if err := A.RunSync(context.Background(), func(ctx context.Context) error { kept = ctx; return nil }); err != nil {
 				t.Fatal(err)
 			}
 			release := make(chan struct{})
 			hr := T.RunAsync(context.Background(), func(context.Context) error {
-				g.in("T's task R")
+				g.enter("T's task R")
 				<-release
-				g.out()
+				g.leave()
 				return nil
 			})
 			synctest.Wait()
-			hb := B.RunAsync(context.Background(), func(context.Context) error { g.in("B's task"); g.out(); return nil })
+			hb := B.RunAsync(context.Background(), func(context.Context) error { g.enter("B's task"); g.leave(); return nil })
 			waitDone := make(chan error, 1)
 			go func() { waitDone <- hb.Wait(kept) }()
 			synctest.Wait()

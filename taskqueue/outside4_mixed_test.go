@@ -34,15 +34,15 @@ func TestOutside4MixedExactlyOnce(t *testing.T) {
 				} else {
 					q = taskqueue.NewConcurrent(limit, taskqueue.WithPanicHandler(func(*taskqueue.PanicError) {}))
 				}
-				g := newO4Gauge("queue", limit)
+				g := newO3Gauge("queue", limit)
 				var bad atomic.Value
 				fail := func(s string) { bad.CompareAndSwap(nil, s) }
 				var barrierAlone atomic.Bool
 				barrierAlone.Store(true)
 				body := func(what string) {
-					g.in(what)
+					g.enter(what)
 					runtime.Gosched()
-					g.out()
+					g.leave()
 				}
 				// check runs one call whose function marks it ran, and checks
 				// that it ran exactly when the call reports nil.

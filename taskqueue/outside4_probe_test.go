@@ -191,15 +191,15 @@ func o4InPlaceWhileLentSlotBusy(t *testing.T, call func(context.Context, *taskqu
 		T := taskqueue.NewSerial()
 		A := taskqueue.NewSerial(taskqueue.WithTarget(T))
 		B := taskqueue.NewSerial(taskqueue.WithTarget(T))
-		g := newO4Gauge("target of one slot", 1)
+		g := newO3Gauge("target of one slot", 1)
 		err := A.RunSync(context.Background(), func(ctx context.Context) error {
 			xIn := make(chan struct{})
 			xRelease := make(chan struct{})
 			hx := B.RunAsync(context.Background(), func(context.Context) error {
-				g.in("B's task X")
+				g.enter("B's task X")
 				close(xIn)
 				<-xRelease
-				g.out()
+				g.leave()
 				return nil
 			})
 			waitDone := make(chan error, 1)
@@ -211,7 +211,7 @@ func o4InPlaceWhileLentSlotBusy(t *testing.T, call func(context.Context, *taskqu
 			callDone := make(chan struct{})
 			go func() {
 				defer close(callDone)
-				callErr = call(c2, T, func() { g.in("in place on T"); ran = true; g.out() })
+				callErr = call(c2, T, func() { g.enter("in place on T"); ran = true; g.leave() })
 			}()
 			synctest.Wait()
 			select {
@@ -238,7 +238,7 @@ func o4InPlaceWhileLentSlotBusy(t *testing.T, call func(context.Context, *taskqu
 				t.Errorf("in-place call canceled before it could start, once X ended: ran %v, returned %v; want not run, context.Canceled", ran, callErr)
 			}
 			ran3 := false
-			if err := T.RunSync(ctx, func(context.Context) error { g.in("in place after X"); ran3 = true; g.out(); return nil }); err != nil || !ran3 {
+			if err := T.RunSync(ctx, func(context.Context) error { g.enter("in place after X"); ran3 = true; g.leave(); return nil }); err != nil || !ran3 {
 				t.Errorf("in-place call after X: %v, ran %v", err, ran3)
 			}
 			return nil

@@ -28,9 +28,9 @@ func TestOutside4IdleSiblingInPlace(t *testing.T) {
 			T := taskqueue.NewConcurrent(2)
 			A := taskqueue.NewSerial(taskqueue.WithTarget(T))
 			B := taskqueue.NewSerial(taskqueue.WithTarget(T))
-			tg := newO4Gauge("target of two slots", 2)
-			bg := newO4Gauge("serial sibling B", 1)
-			pg := newO4Gauge("functions in the place of A's task", 1)
+			tg := newO3Gauge("target of two slots", 2)
+			bg := newO3Gauge("serial sibling B", 1)
+			pg := newO3Gauge("functions in the place of A's task", 1)
 			var bTasks sync.WaitGroup
 			var bRan atomic.Int32
 			err := A.RunSync(context.Background(), func(ctx context.Context) error {
@@ -41,19 +41,19 @@ func TestOutside4IdleSiblingInPlace(t *testing.T) {
 						defer wg.Done()
 						for j := 0; j < 4; j++ {
 							err := B.RunSync(ctx, func(context.Context) error {
-								gs := o4Gauges{tg, bg, pg}
-								gs.in("B.RunSync from A's task")
+								gs := o3Gauges{tg, bg, pg}
+								gs.enter("B.RunSync from A's task")
 								bTasks.Add(1)
 								B.Go(func() {
-									gs := o4Gauges{tg, bg}
-									gs.in("B's task")
+									gs := o3Gauges{tg, bg}
+									gs.enter("B's task")
 									bRan.Add(1)
 									time.Sleep(time.Millisecond) // fake time: every other goroutine runs meanwhile
-									gs.out()
+									gs.leave()
 									bTasks.Done()
 								})
 								time.Sleep(time.Millisecond) // fake time: every other goroutine runs meanwhile
-								gs.out()
+								gs.leave()
 								return nil
 							})
 							if err != nil {
@@ -75,7 +75,7 @@ func TestOutside4IdleSiblingInPlace(t *testing.T) {
 			if bRan.Load() != 12 {
 				t.Errorf("B ran %d tasks, want 12", bRan.Load())
 			}
-			o4Gauges{tg, bg, pg}.check(t)
+			o3Gauges{tg, bg, pg}.check(t)
 		})
 		if t.Failed() {
 			t.Fatalf("round %d", round)
@@ -96,7 +96,7 @@ func TestOutside4ApplyTakesLentSlotBack(t *testing.T) {
 			T := taskqueue.NewSerial()
 			A := taskqueue.NewSerial(taskqueue.WithTarget(T))
 			B := taskqueue.NewConcurrent(3, taskqueue.WithTarget(T))
-			g := newO4Gauge("target of one slot", 1)
+			g := newO3Gauge("target of one slot", 1)
 			var iters atomic.Int32
 			err := A.RunSync(context.Background(), func(ctx context.Context) error {
 				var wg sync.WaitGroup
@@ -106,9 +106,9 @@ func TestOutside4ApplyTakesLentSlotBack(t *testing.T) {
 						defer wg.Done()
 						for j := 0; j < 6; j++ {
 							hb := B.RunAsync(context.Background(), func(context.Context) error {
-								g.in("B's task")
+								g.enter("B's task")
 								time.Sleep(time.Millisecond)
-								g.out()
+								g.leave()
 								return nil
 							})
 							if err := hb.Wait(ctx); err != nil {
@@ -121,10 +121,10 @@ func TestOutside4ApplyTakesLentSlotBack(t *testing.T) {
 				go func() {
 					defer wg.Done()
 					err := taskqueue.Apply(ctx, T, 20, func(int) {
-						g.in("Apply on T")
+						g.enter("Apply on T")
 						iters.Add(1)
 						time.Sleep(time.Millisecond)
-						g.out()
+						g.leave()
 					})
 					if err != nil {
 						t.Errorf("Apply: %v", err)
@@ -133,10 +133,10 @@ func TestOutside4ApplyTakesLentSlotBack(t *testing.T) {
 				go func() {
 					defer wg.Done()
 					_, err := taskqueue.Map(ctx, A, make([]int, 20), func(context.Context, int) (int, error) {
-						g.in("Map on A")
+						g.enter("Map on A")
 						iters.Add(1)
 						time.Sleep(time.Millisecond)
-						g.out()
+						g.leave()
 						return 0, nil
 					})
 					if err != nil {

@@ -32,13 +32,13 @@ func TestOutside4TreeLendOnce(t *testing.T) {
 			T := taskqueue.NewSerial(taskqueue.WithName("T"))
 			A := taskqueue.NewSerial(taskqueue.WithTarget(T), taskqueue.WithName("A"))
 			B := taskqueue.NewConcurrent(4, taskqueue.WithTarget(T), taskqueue.WithName("B"))
-			g := newO4Gauge("target of one slot", 1)
+			g := newO3Gauge("target of one slot", 1)
 			work := func(what string, yield bool) {
-				g.in(what)
+				g.enter(what)
 				if yield {
 					time.Sleep(time.Millisecond)
 				}
-				g.out()
+				g.leave()
 			}
 			var inPlace atomic.Int64
 			err := A.RunSync(context.Background(), func(ctx context.Context) error {
@@ -119,15 +119,15 @@ func TestOutside4TreeLendStress(t *testing.T) {
 		T := taskqueue.NewConcurrent(2)
 		A := taskqueue.NewConcurrent(2, taskqueue.WithTarget(T))
 		B := taskqueue.NewConcurrent(4, taskqueue.WithTarget(T))
-		g := newO4Gauge("target of two slots", 2)
+		g := newO3Gauge("target of two slots", 2)
 		var bRuns [64]atomic.Int32
 		var next atomic.Int32
 		fn := func(what string) {
-			g.in(what)
+			g.enter(what)
 			for i := 0; i < 50; i++ {
 				_ = i * i
 			}
-			g.out()
+			g.leave()
 		}
 		var outer sync.WaitGroup
 		for k := 0; k < 2; k++ {

@@ -25,15 +25,15 @@ import (
 func TestOutside4InPlaceTurnsSerial(t *testing.T) {
 	for round := 0; round < 20; round++ {
 		q := taskqueue.NewSerial()
-		g := newO4Gauge("serial queue", 1)
+		g := newO3Gauge("serial queue", 1)
 		var ran atomic.Int64
 		body := func(what string) {
-			g.in(what)
+			g.enter(what)
 			ran.Add(1)
 			for i := 0; i < 20; i++ {
 				_ = i * i
 			}
-			g.out()
+			g.leave()
 		}
 		stop := make(chan struct{})
 		var outside sync.WaitGroup
@@ -56,8 +56,8 @@ func TestOutside4InPlaceTurnsSerial(t *testing.T) {
 		}()
 		const loops = 100
 		err := q.RunSync(context.Background(), func(ctx context.Context) error {
-			g.in("task")
-			g.out()
+			g.enter("task")
+			g.leave()
 			var wg sync.WaitGroup
 			for h := 0; h < 3; h++ {
 				wg.Add(1)
@@ -117,7 +117,7 @@ func TestOutside4InPlaceTurnsSerial(t *testing.T) {
 func TestOutside4InPlaceTurnsConcurrent(t *testing.T) {
 	for round := 0; round < 20; round++ {
 		q := taskqueue.NewConcurrent(2)
-		qg := newO4Gauge("queue of limit 2", 2)
+		qg := newO3Gauge("queue of limit 2", 2)
 		both := make(chan struct{})
 		var started atomic.Int32
 		// Neither task returns before the helpers of both are done: a slot
@@ -127,20 +127,20 @@ func TestOutside4InPlaceTurnsConcurrent(t *testing.T) {
 		helpersOfBoth.Add(2)
 		hs := make([]*taskqueue.Handle, 2)
 		for k := range hs {
-			tg := newO4Gauge("functions in the place of one task", 1)
+			tg := newO3Gauge("functions in the place of one task", 1)
 			hs[k] = q.RunAsync(context.Background(), func(ctx context.Context) error {
 				if started.Add(1) == 2 {
 					close(both)
 				}
 				<-both
 				fn := func(what string) {
-					qg.in(what)
-					tg.in(what)
+					qg.enter(what)
+					tg.enter(what)
 					for i := 0; i < 30; i++ {
 						_ = i * i
 					}
-					tg.out()
-					qg.out()
+					tg.leave()
+					qg.leave()
 				}
 				var wg sync.WaitGroup
 				wg.Add(3)
