@@ -1,9 +1,6 @@
 package scheduler
 
-import (
-	"context"
-	"errors"
-)
+import "context"
 
 // TryRun runs f on the calling goroutine, as an item of s, when s can run it
 // at once without breaking its rules, and reports whether it did. sl is the
@@ -84,6 +81,7 @@ func (s *Scheduler) acquire(ctx context.Context, sl Slot) (Slot, bool, error) {
 	// item if sl holds a slot there, else on a new one.
 	up, took := sl, false
 	var err error
+	ok := true
 	if _, held := sl.of(s.parent); held {
 		var held [maxLendDepth]Slot
 		if err = use(ctx, held[:sl.heldFrom(s.parent, held[:])]); err == nil {
@@ -91,22 +89,18 @@ func (s *Scheduler) acquire(ctx context.Context, sl Slot) (Slot, bool, error) {
 			s.parent.inPlace++
 			s.parent.mu.Unlock()
 		}
+		ok = err == nil
 	} else {
 		up, took, err = s.parent.acquire(ctx, sl)
-		if err == nil && !took {
-			err = errNoSlot
-		}
+		ok = took
 	}
-	if err != nil {
+	if !ok {
 		s.mu.Lock()
 		s.active--
 		s.running--
 		s.spawnLocked()
 		s.idleLocked()
 		s.unlock()
-		if err == errNoSlot {
-			err = nil
-		}
 		return Slot{}, false, err
 	}
 	s.mu.Lock()
@@ -116,8 +110,6 @@ func (s *Scheduler) acquire(ctx context.Context, sl Slot) (Slot, bool, error) {
 	return own, true, nil
 }
 
-// errNoSlot is acquire's own note that a target above had no slot free.
-var errNoSlot = errors.New("no slot")
 
 // release gives back the slot own, which acquire took, counting its item as
 // completed, and, for a child, what acquire took of the targets above. Items
