@@ -110,7 +110,6 @@ func (s *Scheduler) acquire(ctx context.Context, sl Slot) (Slot, bool, error) {
 	return own, true, nil
 }
 
-
 // release gives back the slot own, which acquire took, counting its item as
 // completed, and, for a child, what acquire took of the targets above. Items
 // queued meanwhile start on new slots.
