@@ -186,13 +186,20 @@ func (m *callMachine) cleanup() {
 func TestModel(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		seen := map[string]int{}
-		rapid.Check(bubbleTB{t}, func(rt *rapid.T) {
-			m := &callMachine{c: new(Call), stop: func() {}, seen: seen}
-			rt.Cleanup(m.cleanup)
-			rt.Repeat(rapid.StateMachineActions(m))
-		})
+		ends := []string{"reuse", "Start refused", "Wait woke done", "Wait woke canceled", "Wait woke abandoned"}
+		// Each round is a fresh set of random sequences (20 of them with
+		// -short); rounds go on until every end was reached, up to a bound,
+		// so that the check of what the sequences reached does not fail on
+		// one unlucky draw.
+		for round := 0; round < 25 && !reachedAll(seen, ends); round++ {
+			rapid.Check(bubbleTB{t}, func(rt *rapid.T) {
+				m := &callMachine{c: new(Call), stop: func() {}, seen: seen}
+				rt.Cleanup(m.cleanup)
+				rt.Repeat(rapid.StateMachineActions(m))
+			})
+		}
 		t.Logf("reached: %v", seen)
-		for _, end := range []string{"reuse", "Start refused", "Wait woke done", "Wait woke canceled", "Wait woke abandoned"} {
+		for _, end := range ends {
 			if seen[end] == 0 {
 				t.Errorf("no sequence reached %q", end)
 			}
@@ -203,3 +210,13 @@ func TestModel(t *testing.T) {
 // bubbleTB hands rapid a bubble's test without its Deadline, which a bubble
 // may not call; rapid then bounds its run by its own default.
 type bubbleTB struct{ *testing.T }
+
+// reachedAll reports whether every one of ends was seen.
+func reachedAll(seen map[string]int, ends []string) bool {
+	for _, end := range ends {
+		if seen[end] == 0 {
+			return false
+		}
+	}
+	return true
+}
