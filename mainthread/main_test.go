@@ -6,7 +6,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/taskqueue-go/taskqueue/internal/leaktest"
+	"github.com/taskqueue-go/taskqueue/internal/testkit"
 
 	"github.com/taskqueue-go/taskqueue/mainthread"
 )
@@ -21,6 +21,6 @@ func TestMain(m *testing.M) {
 	}
 	mainthread.Run(func() {
 		// IgnoreCurrent: the main goroutine serving Run is not a leak.
-		goleak.VerifyTestMain(m, leaktest.Options(goleak.IgnoreCurrent())...)
+		goleak.VerifyTestMain(m, testkit.LeakOptions(goleak.IgnoreCurrent())...)
 	})
 }

@@ -5,9 +5,9 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/taskqueue-go/taskqueue/internal/leaktest"
+	"github.com/taskqueue-go/taskqueue/internal/testkit"
 )
 
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m, leaktest.Options()...)
+	goleak.VerifyTestMain(m, testkit.LeakOptions()...)
 }

@@ -9,12 +9,12 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/taskqueue-go/taskqueue/internal/leaktest"
+	"github.com/taskqueue-go/taskqueue/internal/testkit"
 
 	"github.com/taskqueue-go/taskqueue/internal/catch"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m, leaktest.Options()...) }
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m, testkit.LeakOptions()...) }
 
 func TestReturn(t *testing.T) {
 	ran := false

@@ -11,10 +11,10 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/taskqueue-go/taskqueue/internal/handoff"
-	"github.com/taskqueue-go/taskqueue/internal/leaktest"
+	"github.com/taskqueue-go/taskqueue/internal/testkit"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m, leaktest.Options()...) }
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m, testkit.LeakOptions()...) }
 
 // TestDeliverWakesTheCaller: a started call that is delivered wakes its
 // caller with delivered and ran, with and without a context that can end.

@@ -1,0 +1,80 @@
+package testkit_test
+
+import (
+	"sync"
+	"testing"
+	"testing/synctest"
+
+	"github.com/taskqueue-go/taskqueue/internal/testkit"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m, testkit.LeakOptions()...) }
+
+func TestBubbleGoroutines(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		base := testkit.BubbleGoroutines()
+		release := make(chan struct{})
+		var wg sync.WaitGroup
+		for range 3 {
+			wg.Go(func() { <-release })
+		}
+		synctest.Wait()
+		if got := testkit.BubbleGoroutines(); got != base+3 {
+			t.Errorf("BubbleGoroutines() = %d with 3 more; want %d", got, base+3)
+		}
+		close(release)
+		wg.Wait()
+		if got := testkit.BubbleGoroutines(); got != base {
+			t.Errorf("BubbleGoroutines() = %d after they ended; want %d", got, base)
+		}
+	})
+	if msg := testkit.PanicMessage(func() { testkit.BubbleGoroutines() }); msg == "" {
+		t.Error("BubbleGoroutines outside a bubble did not panic")
+	}
+}
+
+func TestPanicValue(t *testing.T) {
+	if v := testkit.PanicValue(func() {}); v != nil {
+		t.Errorf("PanicValue(no panic) = %v; want nil", v)
+	}
+	if v := testkit.PanicValue(func() { panic(7) }); v != 7 {
+		t.Errorf("PanicValue(panic(7)) = %v; want 7", v)
+	}
+	if m := testkit.PanicMessage(func() { panic("boom") }); m != "boom" {
+		t.Errorf(`PanicMessage(panic("boom")) = %q; want "boom"`, m)
+	}
+}
+
+func TestPanics(t *testing.T) {
+	var p testkit.Panics[int]
+	var wg sync.WaitGroup
+	for i := range 10 {
+		wg.Go(func() { p.Add(i) })
+	}
+	wg.Wait()
+	if n := p.Len(); n != 10 {
+		t.Errorf("Len() = %d; want 10", n)
+	}
+	if got := p.Take(); len(got) != 10 || p.Len() != 0 {
+		t.Errorf("Take() = %v, then Len() = %d; want 10 values, then 0", got, p.Len())
+	}
+}
+
+func TestGauge(t *testing.T) {
+	g := &testkit.Gauge{Name: "q", Limit: 2}
+	g.Enter("a")
+	g.Enter("b")
+	if g.Over() != "" {
+		t.Errorf("Over() = %q at the limit; want none", g.Over())
+	}
+	g.Enter("c")
+	g.Leave()
+	g.Leave()
+	if g.Now() != 1 || g.Peak() != 3 {
+		t.Errorf("Now, Peak = %d, %d; want 1, 3", g.Now(), g.Peak())
+	}
+	if want := "q: 3 functions at once (limit 2), entering c"; g.Over() != want {
+		t.Errorf("Over() = %q; want %q", g.Over(), want)
+	}
+}
