@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"math"
 	"runtime"
 	"slices"
 	"strings"
@@ -605,4 +606,46 @@ func TestInstructionPanics(t *testing.T) {
 			t.Errorf("panicked with %q; want %q", got, c.want)
 		}
 	}
+}
+
+// TestTimedWaitsSaturate: a wait near math.MaxInt64 nanoseconds or frames,
+// the natural "forever", waits: its due time is the end of the clock's
+// range, not one wrapped round to the past.
+func TestTimedWaitsSaturate(t *testing.T) {
+	waits := map[string]loom.Instruction{
+		"WaitForSeconds(MaxInt64)":             loom.WaitForSeconds(math.MaxInt64),
+		"WaitForSeconds(MaxInt64-1ms)":         loom.WaitForSeconds(math.MaxInt64 - time.Millisecond),
+		"WaitForSecondsRealtime(MaxInt64)":     loom.WaitForSecondsRealtime(math.MaxInt64),
+		"WaitForSecondsRealtime(MaxInt64-1ms)": loom.WaitForSecondsRealtime(math.MaxInt64 - time.Millisecond),
+		"WaitForFrames(MaxInt)":                loom.WaitForFrames(math.MaxInt),
+		"WaitForFrames(MaxInt-1)":              loom.WaitForFrames(math.MaxInt - 1),
+	}
+	l := loom.New(loom.ManualClock())
+	l.UpdateDelta(time.Millisecond) // time and frame count are past zero: now + d would wrap
+	resumed := map[string]bool{}
+	for name, in := range waits {
+		l.StartCoroutine(func(yield func(loom.Instruction) bool) {
+			if yield(in) {
+				resumed[name] = true
+			}
+		})
+	}
+	for range 3 {
+		l.UpdateDelta(time.Hour)
+	}
+	for name := range waits {
+		if resumed[name] {
+			t.Errorf("%s resumed after 3 frames of an hour", name)
+		}
+	}
+	if n := len(l.Coroutines()); n != len(waits) {
+		t.Errorf("%d coroutines waiting; want %d", n, len(waits))
+	}
+	for _, scale := range []float64{1, 1e-300} {
+		l.SetTimeScale(scale)
+		if i := l.Idle(); !i.Timed || i.Delay < 100*365*24*time.Hour {
+			t.Errorf("Idle() = %+v at a time scale of %g; want the waits due in about 292 years", i, scale)
+		}
+	}
+	l.Close()
 }

@@ -35,7 +35,8 @@ func (l *Loom) Update() {
 }
 
 // UpdateDelta is Update for a loom made with ManualClock, whose game drives
-// the clock: the frame's time is the previous frame's plus dt. UpdateDelta
+// the clock: the frame's time is the previous frame's plus dt, or the end of
+// the clock's range (math.MaxInt64 nanoseconds) if that is past it. UpdateDelta
 // panics if dt < 0, or if l reads the real clock.
 func (l *Loom) UpdateDelta(dt time.Duration) {
 	if !l.manual {
@@ -59,7 +60,7 @@ func (l *Loom) update(dt time.Duration) {
 		l.mu.Unlock()
 		return
 	}
-	now := l.clock + int64(dt)
+	now := after(l.clock, int64(dt))
 	if !l.manual {
 		now = int64(start.Sub(l.epoch))
 	}
@@ -145,15 +146,22 @@ func (l *Loom) exit() {
 	}
 }
 
-// advanceTime moves the frame clocks to now (unscaled, ns).
+// advanceTime moves the frame clocks to now (unscaled, ns). Scaled time, as
+// the unscaled clock, stops at the end of its range rather than wrap, and
+// each delta is what its clock moved.
 func (l *Loom) advanceTime(now int64) {
 	d := now - l.unscaled.Load()
-	scaled := int64(float64(d) * l.TimeScale())
+	ds := d // at the default scale, exact: a float64 holds 53 bits
+	if scale := l.TimeScale(); scale != 1 {
+		ds = clamp(float64(d) * scale)
+	}
+	before := l.scaled.Load()
+	scaled := after(before, ds)
 	l.frame.Add(1)
 	l.unscaled.Store(now)
 	l.udelta.Store(d)
-	l.delta.Store(scaled)
-	l.scaled.Add(scaled)
+	l.delta.Store(scaled - before)
+	l.scaled.Store(scaled)
 }
 
 // takePostedLocked appends the posted actions to the frame's batch, after

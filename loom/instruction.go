@@ -60,7 +60,9 @@ func NextFrame() Instruction { return Instruction{} }
 
 // WaitForSeconds resumes the coroutine in the first frame whose scaled time
 // (see Loom.Time) is at least d after the frame in which it yielded; with
-// d <= 0, in the next frame. A time scale of 0 freezes the wait.
+// d <= 0, in the next frame. A time scale of 0 freezes the wait. A due time
+// past the end of the clock's range (math.MaxInt64 nanoseconds, about 292
+// years) is that end, so math.MaxInt64 waits until stopped.
 func WaitForSeconds(d time.Duration) Instruction {
 	return Instruction{kind: waitSeconds, n: int64(d)}
 }
@@ -72,7 +74,8 @@ func WaitForSecondsRealtime(d time.Duration) Instruction {
 }
 
 // WaitForFrames resumes the coroutine in frame f+n, where f is the frame in
-// which it yielded; with n <= 1, in the next frame.
+// which it yielded; with n <= 1, in the next frame; past math.MaxInt64, in
+// frame math.MaxInt64.
 func WaitForFrames(n int) Instruction {
 	return Instruction{kind: waitFrames, n: int64(n)}
 }

@@ -3,9 +3,11 @@ package loom_test
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/taskqueue-go/taskqueue/loom"
@@ -245,4 +247,61 @@ func TestTimersInFrameRandom(t *testing.T) {
 		}
 		checkTimersInFrame(t, ops)
 	}
+}
+
+// TestTimerDelaysSaturate: a delay near math.MaxInt64, the natural "no
+// timeout", means a due time at the end of the clock's range, not one
+// wrapped round to the past: such timers wait, for either clock and through
+// Reset and a Scope, frame after frame.
+func TestTimerDelaysSaturate(t *testing.T) {
+	for _, d := range []time.Duration{math.MaxInt64, math.MaxInt64 - time.Millisecond/2} {
+		t.Run(fmt.Sprintf("MaxInt64-%d", math.MaxInt64-d), func(t *testing.T) {
+			l := loom.New(loom.ManualClock())
+			s := l.NewScope()
+			l.UpdateDelta(time.Millisecond) // the clock is past zero: now + d would wrap
+			ran := map[string]bool{}
+			note := func(name string) func() { return func() { ran[name] = true } }
+			timers := map[string]*loom.Timer{
+				"PostAfter":             l.PostAfter(d, note("PostAfter")),
+				"PostAfterScaled":       l.PostAfterScaled(d, note("PostAfterScaled")),
+				"Scope.PostAfter":       s.PostAfter(d, note("Scope.PostAfter")),
+				"Scope.PostAfterScaled": s.PostAfterScaled(d, note("Scope.PostAfterScaled")),
+				"Reset":                 l.PostAfter(time.Millisecond, note("Reset")),
+				"Reset scaled":          l.PostAfterScaled(time.Millisecond, note("Reset scaled")),
+			}
+			timers["Reset"].Reset(d)
+			timers["Reset scaled"].Reset(d)
+			for range 3 {
+				l.UpdateDelta(time.Hour)
+			}
+			for name, tm := range timers {
+				if ran[name] || tm.IsDone() {
+					t.Errorf("%s(%v): ran %v, IsDone() = %v after 3 hours; want it waiting", name, d, ran[name], tm.IsDone())
+				}
+			}
+			if i := l.Idle(); !i.Timed || i.Delay < 100*365*24*time.Hour {
+				t.Errorf("Idle() = %+v; want the timers due in about 292 years", i)
+			}
+			l.SetTimeScale(1e-300) // scaled time all but stopped: its timers are due further still
+			if i := l.Idle(); !i.Timed || i.Delay < 100*365*24*time.Hour {
+				t.Errorf("Idle() = %+v at a time scale of 1e-300; want the timers due in about 292 years", i)
+			}
+			l.Close()
+		})
+	}
+	// The real clock too, where now is never zero.
+	synctest.Test(t, func(t *testing.T) {
+		l := loom.New()
+		time.Sleep(time.Millisecond)
+		ran := false
+		tm := l.PostAfter(math.MaxInt64, func() { ran = true })
+		for range 3 {
+			time.Sleep(time.Hour)
+			l.Update()
+		}
+		if ran || tm.IsDone() {
+			t.Errorf("PostAfter(MaxInt64) on the real clock: ran %v, IsDone() = %v; want it waiting", ran, tm.IsDone())
+		}
+		l.Close()
+	})
 }

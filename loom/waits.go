@@ -55,17 +55,17 @@ func (co *coroutines) schedule(l *Loom, c *Coroutine, in Instruction) {
 	switch in.kind {
 	case waitSeconds:
 		if in.n > 0 {
-			co.park(&co.scaled, c, l.scaledNow()+in.n)
+			co.park(&co.scaled, c, after(l.scaledNow(), in.n))
 			return
 		}
 	case waitRealtime:
 		if in.n > 0 {
-			co.park(&co.real, c, int64(l.UnscaledTime())+in.n)
+			co.park(&co.real, c, after(int64(l.UnscaledTime()), in.n))
 			return
 		}
 	case waitFrames:
 		if in.n > 1 {
-			co.park(&co.frames, c, l.Frame()+in.n)
+			co.park(&co.frames, c, after(l.Frame(), in.n))
 			return
 		}
 	case waitUntil, waitWhile, waitCustom, waitAll, waitAny:
@@ -348,7 +348,7 @@ func (co *coroutines) idle(l *Loom, i *Idle) {
 	}
 	if scale := l.TimeScale(); scale > 0 {
 		if e := co.top(&co.scaled); e != nil {
-			i.timed(time.Duration(float64(e.Due-l.scaledNow()) / scale))
+			i.timed(time.Duration(clamp(float64(e.Due-l.scaledNow()) / scale)))
 		}
 	}
 }
