@@ -164,12 +164,16 @@ func (l *Loom) StartCoroutineContext(ctx context.Context, body func(yield func(I
 
 // StopAllCoroutines stops every coroutine of l started before it returns,
 // as Stop does for each: those running or waiting, and those that have not
-// begun, which then never begin. Coroutines started after it returns are not
-// stopped, whatever goroutine calls it.
+// begun, which then never begin. None of them resumes after it returns, but
+// for a resume under way at that moment, not even one whose wait for another
+// of them ends as that one stops: its yield reports false. Coroutines started
+// after it returns are not stopped, whatever goroutine calls it.
 func (l *Loom) StopAllCoroutines() {
 	l.mustBeMade()
 	l.mu.Lock()
-	l.stopAllMark = max(l.stopAllMark, l.co.ids.Load())
+	if id := l.co.ids.Load(); id > l.stopFloor.Load() {
+		l.stopFloor.Store(id) // from now on, no coroutine up to id resumes (see stopAsked)
+	}
 	wake := l.requestLocked()
 	l.mu.Unlock()
 	wake.send()
@@ -229,24 +233,25 @@ func (l *Loom) requestLocked() wakeup {
 
 // applyRequests applies, on the loop, the starts and stops asked since it
 // last did: the scopes closed and StopAllCoroutines first, then the stops,
-// then the starts, which begin here. It runs at the start of each coroutine
-// pass and after each resume, so a request made during a frame takes effect
-// in that frame.
+// then the starts, which begin here (or end, if a stop was asked for them).
+// It runs at the start of each coroutine pass and after each resume, so a
+// request made during a frame takes effect in that frame.
 func (l *Loom) applyRequests() {
 	if !l.requests.Load() {
 		return
 	}
 	l.mu.Lock()
-	starts, stops, scopes, mark := l.incoming, l.stopping, l.closing, l.stopAllMark
-	l.incoming, l.stopping, l.closing, l.stopAllMark = nil, nil, nil, 0
+	starts, stops, scopes := l.incoming, l.stopping, l.closing
+	l.incoming, l.stopping, l.closing = nil, nil, nil
 	l.requests.Store(false)
 	l.mu.Unlock()
 	for _, s := range scopes {
 		s.stopCoroutines()
 	}
-	if mark > 0 {
+	if floor := l.stopFloor.Load(); floor > l.stoppedTo {
+		l.stoppedTo = floor
 		for _, c := range slices.Clone(l.co.live) {
-			if c.id <= mark {
+			if c.id <= floor {
 				l.stopNow(c, ErrStopped)
 			}
 		}
@@ -257,16 +262,28 @@ func (l *Loom) applyRequests() {
 		}
 	}
 	for _, c := range starts {
-		switch {
-		case c.isDone():
-		case c.stopReq.Load() || c.id <= mark:
-			l.end(c, ErrStopped)
-		case c.scope != nil && c.scope.closed.Load():
-			l.end(c, ErrClosed)
-		default:
+		if !c.isDone() {
 			l.begin(c)
 		}
 	}
+}
+
+// stopAsked returns the error to end c with if its end was asked, and nil
+// otherwise: ErrClosed once its scope closed; ErrStopped once
+// StopAllCoroutines or Stop asked for it. It is the
+// one test of a stop, which every begin and resume makes, so that no
+// coroutine resumes after the call that stops it returns, whichever way it
+// was stopped, even before the loop applies the stop: a coroutine that ends
+// as the stop is applied wakes those waiting for it, which must not resume
+// then.
+func (l *Loom) stopAsked(c *Coroutine) error {
+	switch {
+	case c.scope != nil && c.scope.closed.Load():
+		return ErrClosed
+	case c.stopReq.Load() || c.id <= l.stopFloor.Load():
+		return ErrStopped
+	}
+	return nil
 }
 
 // beginNow begins w, a coroutine that has not begun, at once, for a
@@ -281,20 +298,17 @@ func (l *Loom) beginNow(w *Coroutine) {
 	if i < 0 || w.isDone() {
 		return // applied meanwhile, or ended before it began
 	}
-	if w.stopReq.Load() {
-		l.end(w, ErrStopped)
-		return
-	}
 	l.begin(w)
 }
 
-// begin starts c on the loop and runs it to its first yield.
+// begin starts c on the loop and runs it to its first yield, or ends it if
+// it was stopped before it began.
 func (l *Loom) begin(c *Coroutine) {
+	if err := l.stopAsked(c); err != nil {
+		l.end(c, err)
+		return
+	}
 	if c.scope != nil {
-		if c.scope.closed.Load() {
-			l.end(c, ErrClosed)
-			return
-		}
 		c.scope.coroutines[c] = struct{}{}
 	}
 	c.started = true
@@ -329,13 +343,20 @@ func (c *Coroutine) yield(yield func(Instruction) bool) func(Instruction) bool {
 	}
 }
 
-// resume runs c up to its next yield, or its end.
+// resume runs c up to its next yield, or its end; if a stop of c was asked,
+// it ends c instead, its yield reporting false.
 func (l *Loom) resume(c *Coroutine) {
 	if c.ctx != nil && c.ctx.Err() != nil {
 		// Its context ended: it is stopped now, before the watch of its
 		// context, which runs on a goroutine of its own, gets to it.
 		c.stopReq.Store(true)
 		l.stopNow(c, ErrStopped)
+		return
+	}
+	if err := l.stopAsked(c); err != nil {
+		// The loop may not have applied the stop yet: StopAllCoroutines
+		// and Scope.Close take effect at the next step of the pass.
+		l.stopNow(c, err)
 		return
 	}
 	co := &l.co
@@ -353,9 +374,11 @@ func (l *Loom) resume(c *Coroutine) {
 		l.end(c, nil)
 	case c.stopWith != nil:
 		l.stopNow(c, c.stopWith)
-	case c.stopReq.Load():
-		l.stopNow(c, ErrStopped) // it stopped itself, or was stopped as it ran
 	default:
+		if err := l.stopAsked(c); err != nil {
+			l.stopNow(c, err) // it stopped itself, or was stopped as it ran
+			return
+		}
 		c.yielded = l.Frame()
 		co.schedule(l, c, in)
 	}

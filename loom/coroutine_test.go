@@ -608,6 +608,78 @@ func TestInstructionPanics(t *testing.T) {
 	}
 }
 
+// TestGroupStopsResumeNoWaiter: after StopAllCoroutines or a Scope's Close
+// returns, none of the coroutines it stops resumes, not even one that waits
+// for another of them, whose end would otherwise wake it, just as when each
+// is stopped with Stop. Each case stops pairs of a coroutine and a waiter
+// started after it, between frames and, as the awaited coroutine returns,
+// from inside it.
+func TestGroupStopsResumeNoWaiter(t *testing.T) {
+	const pairs = 32 // a Scope keeps no order among its coroutines: many pairs try many orders
+	cases := []struct {
+		name string
+		stop func(l *loom.Loom, s *loom.Scope, cs []*loom.Coroutine)
+		want error
+	}{
+		{"Stop each", func(_ *loom.Loom, _ *loom.Scope, cs []*loom.Coroutine) {
+			for _, c := range cs {
+				c.Stop()
+			}
+		}, loom.ErrStopped},
+		{"StopAllCoroutines", func(l *loom.Loom, _ *loom.Scope, _ []*loom.Coroutine) { l.StopAllCoroutines() }, loom.ErrStopped},
+		{"Scope.Close", func(_ *loom.Loom, s *loom.Scope, _ []*loom.Coroutine) { s.Close() }, loom.ErrClosed},
+	}
+	for _, tc := range cases {
+		for _, from := range []string{"between frames", "from the awaited coroutine"} {
+			t.Run(tc.name+"/"+from, func(t *testing.T) {
+				l := loom.New(loom.ManualClock())
+				s := l.NewScope()
+				var resumed []string
+				var cs []*loom.Coroutine
+				stopNow := make(chan struct{})
+				for i := range pairs {
+					awaited := s.StartCoroutine(func(yield func(loom.Instruction) bool) {
+						for yield(loom.NextFrame()) {
+							select {
+							case <-stopNow:
+								if from != "between frames" {
+									tc.stop(l, s, cs)
+									return // its end wakes its waiter
+								}
+							default:
+							}
+						}
+					})
+					waiter := s.StartCoroutine(func(yield func(loom.Instruction) bool) {
+						if yield(loom.WaitFor(awaited)) {
+							resumed = append(resumed, fmt.Sprintf("waiter %d", i))
+						}
+					})
+					cs = append(cs, awaited, waiter)
+				}
+				frames(l, 2, time.Millisecond)
+				close(stopNow)
+				if from == "between frames" {
+					tc.stop(l, s, cs)
+				}
+				frames(l, 2, time.Millisecond)
+				if len(resumed) > 0 {
+					t.Errorf("resumed after the stop: %v", resumed)
+				}
+				for i, c := range cs {
+					if from != "between frames" && i == 0 {
+						continue // the awaited coroutine that stopped the others returned
+					}
+					if !c.IsDone() || !errors.Is(c.Err(), tc.want) {
+						t.Errorf("coroutine %d: done %v, Err() = %v; want %v", i, c.IsDone(), c.Err(), tc.want)
+					}
+				}
+				l.Close()
+			})
+		}
+	}
+}
+
 // TestTimedWaitsSaturate: a wait near math.MaxInt64 nanoseconds or frames,
 // the natural "forever", waits: its due time is the end of the clock's
 // range, not one wrapped round to the past.

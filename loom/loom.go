@@ -56,7 +56,6 @@ type Loom struct {
 	incoming     []*Coroutine         // coroutines started and not begun
 	stopping     []*Coroutine         // coroutines stopped, to end on the loop
 	closing      []*Scope             // scopes closed, whose coroutines end on the loop
-	stopAllMark  uint64               // StopAllCoroutines: the coroutines up to this ID end; 0 if none
 	closeAtExit  bool                 // Close was called during a loop call, which closes l as it ends
 
 	updating atomic.Bool // a loop call (a frame, EndFrame, Close) runs
@@ -68,6 +67,9 @@ type Loom struct {
 	delta    atomic.Int64  // scaled time since the previous frame, ns
 	udelta   atomic.Int64  // unscaled time since the previous frame, ns
 	scale    atomic.Uint64 // the time scale, as float64 bits
+	// stopFloor is the highest coroutine ID that StopAllCoroutines stops:
+	// the coroutines up to it end. It only grows, written under mu.
+	stopFloor atomic.Uint64
 
 	// Owned by the goroutine that runs frames:
 	batch      []action // the actions of the current frame, and those carried over
@@ -76,6 +78,7 @@ type Loom struct {
 	peak       int      // about the most actions a recent frame had to run (halves each frame)
 	fixedAcc   int64    // scaled time fed to the fixed steps and not used yet, ns
 	endedFrame int64    // the last frame whose end phase ran
+	stoppedTo  uint64   // the stopFloor up to which the live coroutines were stopped
 	co         coroutines
 }
 
@@ -259,7 +262,7 @@ func (l *Loom) closeNow() {
 	cfg := l.cfg
 	l.takePostedLocked()
 	queued := l.incoming
-	l.incoming, l.stopping, l.closing, l.stopAllMark = nil, nil, nil, 0
+	l.incoming, l.stopping, l.closing = nil, nil, nil
 	l.requests.Store(false)
 	l.timers.closeAll()
 	l.scaledTimers.closeAll()
