@@ -680,6 +680,89 @@ func TestGroupStopsResumeNoWaiter(t *testing.T) {
 	}
 }
 
+// waitName is the key of a context value in the tests.
+type waitName struct{}
+
+// TestContextStopsAWaitingCoroutineInTheNextPass: once the context of
+// StartCoroutineContext is done, the first coroutine pass that begins after
+// that stops the coroutine, whatever it waits for: a context canceled
+// between frames stops it in the next frame, and one canceled by an action
+// stops it in the action's frame. No goroutine of the test has to run for
+// that (the context's own watch runs on a goroutine of its own, whenever the
+// runtime gets to it).
+func TestContextStopsAWaitingCoroutineInTheNextPass(t *testing.T) {
+	never := func() bool { return false }
+	waits := map[string]func(l *loom.Loom) loom.Instruction{
+		"WaitForSeconds":         func(*loom.Loom) loom.Instruction { return loom.WaitForSeconds(time.Hour) },
+		"WaitForSecondsRealtime": func(*loom.Loom) loom.Instruction { return loom.WaitForSecondsRealtime(time.Hour) },
+		"WaitForFrames":          func(*loom.Loom) loom.Instruction { return loom.WaitForFrames(1000) },
+		"WaitUntil":              func(*loom.Loom) loom.Instruction { return loom.WaitUntil(never) },
+		"WaitFor(coroutine)": func(l *loom.Loom) loom.Instruction {
+			return loom.WaitFor(l.StartCoroutine(func(yield func(loom.Instruction) bool) {
+				for yield(loom.NextFrame()) {
+				}
+			}))
+		},
+		"WaitFor(channel)":  func(*loom.Loom) loom.Instruction { return loom.WaitFor(waitable(make(chan struct{}))) },
+		"WaitForEndOfFrame": func(*loom.Loom) loom.Instruction { return loom.WaitForEndOfFrame() },
+	}
+	for _, tc := range []struct{ when, contexts string }{
+		{"between frames", "shared"}, {"in an action", "shared"}, {"between frames", "each its own"},
+	} {
+		t.Run(tc.when+"/"+tc.contexts, func(t *testing.T) {
+			when := tc.when
+			for round := range 20 {
+				l := loom.New(loom.ManualClock())
+				ctx, cancel := context.WithCancel(context.Background())
+				bound := map[string]*loom.Coroutine{}
+				var resumed []string
+				for name, wait := range waits {
+					ctx := ctx
+					if tc.contexts != "shared" {
+						var stop context.CancelFunc
+						ctx = context.WithValue(ctx, waitName{}, name) // the same Done channel
+						ctx, stop = context.WithCancel(ctx)            // its own, canceled with the parent
+						defer stop()
+					}
+					// One that ends at once, bound to the same context.
+					l.StartCoroutineContext(ctx, func(yield func(loom.Instruction) bool) {})
+					bound[name] = l.StartCoroutineContext(ctx, func(yield func(loom.Instruction) bool) {
+						for yield(wait(l)) {
+							if ctx.Err() != nil {
+								resumed = append(resumed, name)
+							}
+						}
+					})
+				}
+				l.UpdateDelta(time.Millisecond) // they begin and wait
+				if when == "between frames" {
+					cancel()
+				} else {
+					l.Post(cancel)
+				}
+				l.UpdateDelta(time.Millisecond)
+				for name, c := range bound {
+					if !c.IsDone() || !errors.Is(c.Err(), loom.ErrStopped) {
+						t.Errorf("round %d, %s: in the frame after the cancel: done %v, Err() = %v; want ErrStopped",
+							round, name, c.IsDone(), c.Err())
+					}
+				}
+				if len(resumed) > 0 {
+					t.Errorf("round %d: resumed after the cancel: %v", round, resumed)
+				}
+				if watches, cs := l.ContextWatches(); watches != 0 || cs != 0 {
+					t.Errorf("round %d: %d contexts watched for %d coroutines once all ended; want none", round, watches, cs)
+				}
+				l.Close()
+				cancel()
+				if t.Failed() {
+					return
+				}
+			}
+		})
+	}
+}
+
 // TestTimedWaitsSaturate: a wait near math.MaxInt64 nanoseconds or frames,
 // the natural "forever", waits: its due time is the end of the clock's
 // range, not one wrapped round to the past.

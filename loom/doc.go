@@ -116,8 +116,9 @@
 // applies the stops and starts asked since the last pass, then resumes the
 // coroutines waiting for the next frame (in yield order), for a frame count,
 // scaled time and real time (each in due order), then those whose polled
-// wait is over (in yield order). Only polled waits cost anything in frames
-// where they do not resume; the others wait in heaps and lists. Yielding
+// wait is over (in yield order). Only polled waits, and the contexts of
+// StartCoroutineContext, cost anything in frames where they do not resume;
+// the others wait in heaps and lists. Yielding
 // allocates nothing, and neither do the fixed steps and the end phase.
 //
 // [Coroutine.Stop] (or [Loom.StopAllCoroutines], closing its [Scope] or the

@@ -31,6 +31,7 @@ type coroutines struct {
 	ids atomic.Uint64
 
 	live       []*Coroutine // started and not ended
+	watches    contextWatches
 	ready      []*Coroutine
 	frames     delayheap.Heap[*Coroutine]
 	scaled     delayheap.Wheel[*Coroutine]
@@ -258,6 +259,7 @@ func (l *Loom) runCoroutines() {
 	co.inPass, co.pass = true, l.Frame()
 	defer func() { co.inPass = false }()
 	l.applyRequests()
+	l.stopCanceled()
 
 	// Those that yielded in this frame, before the pass, wait for the next.
 	ready := co.ready
