@@ -47,6 +47,7 @@ type Coroutine struct {
 	waitSeq  uint64 // its entry in one of the wait heaps or wheels; 0 if none
 	next     func() (Instruction, bool)
 	postsDue uint64          // 1 + the actions posted when its Waitable wait was seen over; 0 if not yet
+	postsFor int             // for a WaitAny, the member FirstDone named when postsDue was counted
 	ctxDone  <-chan struct{} // the Done channel of StartCoroutineContext's context; nil if none or never done
 	panicked *PanicError
 	stopWith error

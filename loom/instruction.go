@@ -144,9 +144,15 @@ func WaitAny(ws ...Waitable) Instruction {
 }
 
 // FirstDone returns the index of the first of ws, in the order given, that is
-// done, or -1 if none is. It does not block. After a WaitAny of the same
-// members, it reports the one that ended the wait (the first in order, if
-// several ended in the same frame).
+// done, or -1 if none is. It does not block.
+//
+// Called by a coroutine as it resumes from a WaitAny of the same members, it
+// names the first member done in the frame in which the coroutine resumed,
+// and the functions that member posted to the loom before it was done have
+// run: a wait held for the posts of a member (see WaitFor) is held, when a
+// member before it in order ends meanwhile, for that one's posts too. Only a
+// member that ends on another goroutine while the coroutine resumes can come
+// before it, its posts not run yet.
 func FirstDone(ws ...Waitable) int {
 	mustWaitables("FirstDone", ws)
 	for i, w := range ws {
@@ -185,6 +191,7 @@ type multi struct {
 	ws    []Waitable
 	chans []<-chan struct{} // the members' Done channels, read when first yielded
 	next  int               // WaitAll: the members before next are done
+	first int               // WaitAny: the first member, in order, done at the latest look; -1 if none
 }
 
 func newMulti(call string, ws []Waitable) *multi {
@@ -225,15 +232,18 @@ func (m *multi) ready(kind waitKind) bool {
 		return true
 	}
 	if len(m.chans) == 0 {
+		m.first = -1
 		return true
 	}
-	for _, ch := range m.chans {
+	for i, ch := range m.chans {
 		select {
 		case <-ch:
+			m.first = i
 			return true
 		default:
 		}
 	}
+	m.first = -1
 	return false
 }
 

@@ -205,14 +205,22 @@ func (l *Loom) fail(c *Coroutine, p *PanicError) {
 // taken when the wait is first seen over, and the coroutine waits, frame
 // after frame, until that many actions were taken from the queue (a frame
 // budget may carry some over); posts that come later do not hold it back.
+//
+// A WaitAny counts again when, while it is held, a member before the one
+// it counted for ends: FirstDone, which names the first member done, will
+// name that one, whose posts must have run too.
 func (l *Loom) postsRan(c *Coroutine) bool {
+	first := -1
 	switch c.wait.kind {
-	case waitFor, waitAll, waitAny:
+	case waitAny:
+		first = c.wait.ref.(*multi).first
+	case waitFor, waitAll:
 	default:
 		return true
 	}
-	if c.postsDue == 0 {
+	if c.postsDue == 0 || first < c.postsFor {
 		c.postsDue = l.posts.Load() + 1
+		c.postsFor = first
 	}
 	if l.taken+1 < c.postsDue {
 		return false
