@@ -16,16 +16,21 @@ import (
 // StopAllCoroutines.
 var ErrStopped = errors.New("loom: coroutine stopped")
 
-// A Coroutine is a function that runs across frames: a Go iterator function
-// whose yields say when to resume it (see Instruction). The loom resumes it
-// with iter.Pull on the loom's goroutine.
+// A Coroutine is a function that runs across frames: a Go iterator function,
+// func(yield func(Instruction) bool), whose yields say when to resume it
+// (see Instruction). The loom resumes it with iter.Pull on the loom's
+// goroutine, at most once in a frame's coroutine pass (the fixed steps and
+// the end phase may resume it besides; see Update).
 //
 // The body must return once yield reports false: that is how Stop ends it,
 // after which its deferred calls run (Unity skips finally blocks; a Go
-// coroutine's defers always run). A body that panics ends, its panic goes to
-// the loom's panic handler and to Err, and the coroutines waiting for it
-// resume. A body must not call runtime.Goexit, which would end the loom's
-// goroutine.
+// coroutine's defers always run). Stop, Loom.StopAllCoroutines, closing its
+// Scope or its loom, and the end of the context of
+// Loom.StartCoroutineContext end a coroutine so, from any goroutine, and it
+// never resumes after. A body that panics, its first part included, ends:
+// its panic goes to the loom's panic handler with its stack and to Err, and
+// the coroutines waiting for it resume. A body must not call runtime.Goexit,
+// which would end the loom's goroutine.
 //
 // A Coroutine handle is safe for use by multiple goroutines.
 type Coroutine struct {

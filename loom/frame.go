@@ -14,10 +14,22 @@ import (
 // WithFixedStep); the actions posted before the frame began (and those
 // carried over from a frame that ran out of budget), in the order they were
 // posted; the delayed actions due at the frame's time, in due order and,
-// when due together, in the order they were posted; then the coroutines (see
-// the package documentation). Callbacks run with no
-// lock held. A panic in one is recovered and given to the panic handler, and
-// the frame goes on.
+// when due together, in the order they were posted (those due on unscaled
+// time, then those due on scaled time); then the coroutine pass. Callbacks
+// run with no lock held. A panic in one is recovered and given to the panic
+// handler, and the frame goes on. With runtime/trace on, the frame is a
+// region named "loom frame", followed by the loom's name if it has one (see
+// WithName).
+//
+// The coroutine pass first applies the stops and starts asked since the
+// last pass and stops the coroutines whose context is done (see
+// StartCoroutineContext), then resumes the coroutines waiting for the next
+// frame (in yield order), for a frame count, scaled time and real time (each
+// in due order), then those whose polled wait is over (in yield order). A
+// coroutine resumes at most once in a pass; the fixed steps and the end
+// phase may resume it besides. Only polled waits (see Instruction), and the
+// contexts of StartCoroutineContext, cost anything in frames where they do
+// not resume; the others wait in heaps and lists.
 //
 // A frame that runs out of budget (see WithBudget) leaves the rest of each
 // phase to the next frame, in order, ahead of newer work.

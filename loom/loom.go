@@ -37,6 +37,14 @@ type action struct {
 //
 // A function posted before a frame begins happens before it runs in that
 // frame; the frame's actions run in the order they were posted.
+//
+// Built for js/wasm, a loom is driven by the page's animation frames: a
+// requestAnimationFrame callback (through syscall/js) calls Update, or
+// UpdateDelta with the frame's timestamp on a loom made with ManualClock,
+// and asks for the next frame. Posts from goroutines land as elsewhere,
+// since every goroutine of a page runs on its one thread; a goroutine that
+// computes without pausing holds back the frames (the module's web example
+// shows such a page).
 type Loom struct {
 	epoch  time.Time // loom time zero
 	manual bool      // the clock moves only with UpdateDelta (ManualClock)

@@ -174,7 +174,8 @@ func (l *Loom) PostAfter(d time.Duration, f func()) *Timer {
 // scale: a time scale of 0 holds f back, 2 brings it twice as soon. As for
 // PostAfter, a due time past the end of the clock's range is that end. This is
 // how the delayed actions of Unity's Loom helper count; PostAfter counts on
-// unscaled time. It never blocks; f may be nil, as for PostAfter. If l is
+// unscaled time. In a frame, the delayed actions due on scaled time run after
+// those due on unscaled time. It never blocks; f may be nil, as for PostAfter. If l is
 // closed, the returned Timer never runs and its Err reports ErrClosed.
 func (l *Loom) PostAfterScaled(d time.Duration, f func()) *Timer {
 	return l.postAfter(nil, d, true, f)
