@@ -519,6 +519,15 @@ func TestCoroutinesSnapshot(t *testing.T) {
 	if len(inside) != 2 || inside[1].State != "running" {
 		t.Errorf("Coroutines() from inside b = %+v; want b running", inside)
 	}
+	// The slice, and at most two for each text of a wait (fmt's, whose
+	// printers come from a sync.Pool, which the race detector empties).
+	if n := testing.AllocsPerRun(100, func() { l.Coroutines() }); n > 1+2*2 && !raceEnabled {
+		t.Errorf("Coroutines() of two waiting coroutines allocates %v times; want at most 5", n)
+	}
+	l.StartCoroutine(func(yield func(loom.Instruction) bool) {}) // waits to begin
+	if n := testing.AllocsPerRun(100, func() { l.Coroutines() }); n > 2+2*2 && !raceEnabled {
+		t.Errorf("Coroutines() with a coroutine waiting to begin allocates %v times; want at most 6", n)
+	}
 	l.Close()
 }
 

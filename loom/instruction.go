@@ -180,8 +180,9 @@ func WaitCustom(w KeepWaiter) Instruction {
 // WaitAll resumes the coroutine in the first frame, from the next one on, in
 // which every one of ws is done (their Done channels are closed): a frame in
 // all, however many there are, not a frame for each, as a loop of WaitFor
-// would take. It costs one allocation when it is made, none when yielded,
-// and a look at each member once over the whole wait. Await(ctx, ws...)
+// would take. It costs one allocation when it is made, none when yielded
+// (TestWaitAllAllocatesOnlyWhenMade), and a look at each member once over
+// the whole wait. Await(ctx, ws...)
 // then returns at once with the error of the first member, in the order
 // given, that failed.
 func WaitAll(ws ...Waitable) Instruction {

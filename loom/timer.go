@@ -21,7 +21,8 @@ import (
 // wait in WaitAny, and Reset makes it wait again.
 //
 // A Timer is safe for use by multiple goroutines. Rescheduling an existing
-// timer with Reset costs no allocation. The zero Timer is not usable: its
+// timer with Reset costs no allocation (TestSteadyFrameAllocatesNothing).
+// The zero Timer is not usable: its
 // methods panic; timers are made by PostAfter and PostAfterScaled.
 type Timer struct {
 	l      *Loom
