@@ -62,8 +62,8 @@ func checkTimers(t *testing.T, ops []byte) {
 		case 4: // frame
 			now += time.Duration(arg%8) * time.Millisecond
 			var want []int
-			for k, r := range ref {
-				if r.waiting && r.due <= now {
+			for k := range ref { // by index: copies of refTimer cost the race detector a range check each
+				if r := &ref[k]; r.waiting && r.due <= now {
 					want = append(want, k)
 				}
 			}
@@ -97,6 +97,7 @@ func FuzzTimers(f *testing.F) {
 }
 
 func TestTimersRandom(t *testing.T) {
+	t.Parallel() // long, and shares nothing with the other tests: it runs beside them
 	r := rand.New(rand.NewPCG(11, 12))
 	for range 100 {
 		ops := make([]byte, 4000)
@@ -133,18 +134,24 @@ func checkTimersInFrame(t *testing.T, ops []byte) {
 	}
 	// refBefore reports whether r runs before q in a frame where both are
 	// due: unscaled timers first, then by due time, then by order.
-	refBefore := func(r, q refTimer) bool {
+	refBefore := func(r, q *refTimer) bool {
 		if r.scaled != q.scaled {
 			return !r.scaled
 		}
 		return r.due < q.due || r.due == q.due && r.seq < q.seq
+	}
+	// did is what an action did: note its timer, or stop or reset its
+	// target, with what Stop or Reset reported.
+	type did struct {
+		k, act, target int
+		reported       bool
 	}
 	var (
 		timers []*loom.Timer
 		ref    []refTimer
 		now    time.Duration
 		seq    int
-		ran    []string // what the loom's actions did, in order
+		ran    []did // what the loom's actions did, in order
 	)
 	for i := 1; i+2 < len(ops); i += 3 {
 		op, a, b := ops[i]%4, int(ops[i+1]), int(ops[i+2])
@@ -164,11 +171,11 @@ func checkTimersInFrame(t *testing.T, ops []byte) {
 			timers = append(timers, post(r.due-now, func() {
 				switch r.act {
 				case 0:
-					ran = append(ran, fmt.Sprint(k))
+					ran = append(ran, did{k: k})
 				case 1:
-					ran = append(ran, fmt.Sprint(k, " stop ", r.target, " ", timers[r.target].Stop()))
+					ran = append(ran, did{k, 1, r.target, timers[r.target].Stop()})
 				case 2:
-					ran = append(ran, fmt.Sprint(k, " reset ", r.target, " ", timers[r.target].Reset(r.d)))
+					ran = append(ran, did{k, 2, r.target, timers[r.target].Reset(r.d)})
 				}
 			}))
 		case 2: // stop or reset between frames
@@ -193,11 +200,11 @@ func checkTimersInFrame(t *testing.T, ops []byte) {
 			dt := time.Duration(a%4) * time.Millisecond
 			now += dt
 			lastSeq := seq
-			var want []string
+			var want []did
 			for len(want) < budget {
 				k := -1
-				for j, r := range ref {
-					if r.waiting && r.due <= now && r.seq <= lastSeq && (k < 0 || refBefore(r, ref[k])) {
+				for j := range ref { // by index: copies of refTimer cost the race detector a range check each
+					if r := &ref[j]; r.waiting && r.due <= now && r.seq <= lastSeq && (k < 0 || refBefore(r, &ref[k])) {
 						k = j
 					}
 				}
@@ -208,12 +215,12 @@ func checkTimersInFrame(t *testing.T, ops []byte) {
 				r := ref[k]
 				switch r.act {
 				case 0:
-					want = append(want, fmt.Sprint(k))
+					want = append(want, did{k: k})
 				case 1:
-					want = append(want, fmt.Sprint(k, " stop ", r.target, " ", ref[r.target].waiting))
+					want = append(want, did{k, 1, r.target, ref[r.target].waiting})
 					ref[r.target].waiting = false
 				case 2:
-					want = append(want, fmt.Sprint(k, " reset ", r.target, " ", ref[r.target].waiting))
+					want = append(want, did{k, 2, r.target, ref[r.target].waiting})
 					seq++
 					ref[r.target].due, ref[r.target].seq, ref[r.target].waiting = now+r.d, seq, true
 				}
@@ -221,7 +228,7 @@ func checkTimersInFrame(t *testing.T, ops []byte) {
 			ran = ran[:0]
 			l.UpdateDelta(dt)
 			if !slices.Equal(ran, want) {
-				t.Fatalf("op %d: frame at %v (budget %d) did %q; want %q", i, now, budget, ran, want)
+				t.Fatalf("op %d: frame at %v (budget %d) did %+v; want %+v (act 1: stop, 2: reset)", i, now, budget, ran, want)
 			}
 		}
 	}
@@ -239,6 +246,7 @@ func FuzzTimersInFrame(f *testing.F) {
 // due in the same frame, and the budget leaves some of each frame's due
 // timers to the next.
 func TestTimersInFrameRandom(t *testing.T) {
+	t.Parallel() // long, and shares nothing with the other tests: it runs beside them
 	r := rand.New(rand.NewPCG(13, 14))
 	for range 200 {
 		ops := make([]byte, 3000)
