@@ -162,10 +162,11 @@ func (l *Loom) StartCoroutine(body func(yield func(Instruction) bool)) *Coroutin
 // StartCoroutineContext starts body as StartCoroutine does, bound to ctx:
 // once ctx is done, the coroutine never resumes, but for a resume under way
 // at that moment, and it is stopped as by Stop: its yield reports false, its
-// defers run and its Err is ErrStopped. The first coroutine pass that begins
-// after ctx is done stops it, whatever it waits for: the running frame's, if
-// ctx ends before that frame's pass does (in an action, say), or else the
-// next frame's. A context that is done already stops it before it begins.
+// defers run and its Err is ErrStopped. It is stopped, whatever it waits
+// for, no later than the first coroutine pass that begins after ctx is done:
+// the running frame's, if ctx ends before that frame's pass does (in an
+// action, say), or else the next frame's. A context that is done already
+// stops it before it begins.
 //
 // Each pass looks once at each context that coroutines are bound to:
 // coroutines that share one (or contexts that share its Done channel, as
