@@ -46,22 +46,26 @@ type Coroutine struct {
 	done atomic.Bool
 
 	// Owned by the loom's goroutine:
-	started  bool
-	running  bool   // its body runs now
-	refused  bool   // its yield has reported false: the body must return
-	waitSeq  uint64 // its entry in one of the wait heaps or wheels; 0 if none
-	next     func() (Instruction, bool)
-	postsDue uint64          // 1 + the actions posted when its Waitable wait was seen over; 0 if not yet
-	postsFor int             // for a WaitAny, the member FirstDone named when postsDue was counted
-	ctxDone  <-chan struct{} // the Done channel of StartCoroutineContext's context; nil if none or never done
+	started bool
+	running bool   // its body runs now
+	refused bool   // its yield has reported false: the body must return
+	waitSeq uint64 // its entry in one of the wait heaps or wheels; 0 if none
+	next    func() (Instruction, bool)
+
+	// Set before the loop sees c, and read by each resume (see stopAsked):
+	id      uint64
+	scope   *Scope          // nil for the Loom's own coroutines
+	ctxDone <-chan struct{} // the Done channel of StartCoroutineContext's context; nil if none or never done
+
+	// Owned by the loom's goroutine:
+	postsDue uint64 // 1 + the actions posted when its Waitable wait was seen over; 0 if not yet
 	panicked *PanicError
 	stopWith error
 	yielded  int64 // the frame in which it last yielded
 	wait     Instruction
+	postsFor int // for a WaitAny, the member FirstDone named when postsDue was counted
 
 	l       *Loom
-	scope   *Scope // nil for the Loom's own coroutines
-	id      uint64
 	body    func(yield func(Instruction) bool)
 	stop    func()
 	waitCh  <-chan struct{} // the channel of a WaitFor on a foreign Waitable
