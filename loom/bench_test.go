@@ -247,8 +247,7 @@ func BenchmarkCoroutineContexts(b *testing.B) {
 		b.Run("contexts="+bound, func(b *testing.B) {
 			b.ReportAllocs()
 			l := loom.New(loom.ManualClock())
-			shared, cancel := context.WithCancel(context.Background())
-			defer cancel()
+			shared := b.Context()
 			body := func(yield func(loom.Instruction) bool) {
 				for yield(loom.WaitForSeconds(time.Hour)) {
 				}
