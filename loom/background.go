@@ -11,8 +11,10 @@ import (
 // wait their turn in order. It never blocks: where the Loom this package
 // ports slept in a loop until a thread was free, RunAsync queues f on a
 // scheduler.Scheduler. A panic in f goes to the panic handler. To use a
-// result on the loom's thread, post it from f. RunAsync returns ErrClosed if
-// l is closed.
+// result on the loom's thread, post it from f; for work off the frame that
+// returns a result, submit it to a taskqueue queue instead: its Future is a
+// Waitable, so a coroutine yields WaitFor(future) and reads future.Result()
+// once it resumes (see WaitFor). RunAsync returns ErrClosed if l is closed.
 func (l *Loom) RunAsync(f func()) error {
 	l.mustBeMade()
 	if f == nil {

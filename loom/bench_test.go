@@ -1,6 +1,7 @@
 package loom_test
 
 import (
+	"context"
 	"fmt"
 	"iter"
 	"math/rand/v2"
@@ -233,6 +234,44 @@ func BenchmarkCoroutineTimedWaits(b *testing.B) {
 	}
 	b.ReportMetric(n/spread, "due/frame")
 	l.Close()
+}
+
+// BenchmarkCoroutineContexts measures what coroutines bound to contexts
+// cost a frame in which they do not resume, since each pass looks at each
+// context they are bound to: 10,000 coroutines parked on a long wait, bound
+// to no context, to one context shared by all, or each to its own.
+// ns/coroutine is the frame's cost divided among them.
+func BenchmarkCoroutineContexts(b *testing.B) {
+	const n = 10_000
+	for _, bound := range []string{"none", "shared", "each"} {
+		b.Run("contexts="+bound, func(b *testing.B) {
+			b.ReportAllocs()
+			l := loom.New(loom.ManualClock())
+			shared := b.Context()
+			body := func(yield func(loom.Instruction) bool) {
+				for yield(loom.WaitForSeconds(time.Hour)) {
+				}
+			}
+			for range n {
+				switch bound {
+				case "none":
+					l.StartCoroutine(body)
+				case "shared":
+					l.StartCoroutineContext(shared, body)
+				case "each":
+					ctx, cancel := context.WithCancel(shared)
+					defer cancel()
+					l.StartCoroutineContext(ctx, body)
+				}
+			}
+			l.UpdateDelta(time.Millisecond)
+			for b.Loop() {
+				l.UpdateDelta(time.Millisecond)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/coroutine")
+			l.Close()
+		})
+	}
 }
 
 // BenchmarkCoroutineStartStop measures the life of a coroutine: started on

@@ -5,6 +5,31 @@ import (
 	"time"
 )
 
+// after returns the instant d after t on a clock of nanoseconds (t, d >= 0), or the
+// clock's end, math.MaxInt64 (about 292 years), if that instant is past it:
+// math.MaxInt64, the natural "no timeout", must not wrap round to a time
+// already passed. Every due time of the loom, and each clock's step from
+// frame to frame, is computed with it.
+func after(t, d int64) int64 {
+	if d > math.MaxInt64-t {
+		return math.MaxInt64
+	}
+	return t + d
+}
+
+// clamp converts f, a number of nanoseconds or of frames, to int64,
+// holding it within the range of int64 (a time scale makes floats that Go's
+// conversion to int64 would leave undefined past it).
+func clamp(f float64) int64 {
+	switch {
+	case f >= math.MaxInt64: // float64(math.MaxInt64) is 2^63, already out of range
+		return math.MaxInt64
+	case f <= math.MinInt64:
+		return math.MinInt64
+	}
+	return int64(f)
+}
+
 // now returns l's clock: the real clock, or the clock that UpdateDelta drives.
 func (l *Loom) nowLocked() int64 {
 	if l.manual {
@@ -19,6 +44,8 @@ func (l *Loom) Frame() int64 { return l.frame.Load() }
 
 // Time returns the scaled time of the current frame: the sum of the frames'
 // deltas, each multiplied by the time scale in force (Unity's Time.time).
+// Like unscaled time, it stops at the end of its range, math.MaxInt64
+// nanoseconds (about 292 years), rather than wrap.
 func (l *Loom) Time() time.Duration { return time.Duration(l.scaled.Load()) }
 
 // UnscaledTime returns the time of the current frame since New, unaffected

@@ -16,16 +16,21 @@ import (
 // StopAllCoroutines.
 var ErrStopped = errors.New("loom: coroutine stopped")
 
-// A Coroutine is a function that runs across frames: a Go iterator function
-// whose yields say when to resume it (see Instruction). The loom resumes it
-// with iter.Pull on the loom's goroutine.
+// A Coroutine is a function that runs across frames: a Go iterator function,
+// func(yield func(Instruction) bool), whose yields say when to resume it
+// (see Instruction). The loom resumes it with iter.Pull on the loom's
+// goroutine, at most once in a frame's coroutine pass (the fixed steps and
+// the end phase may resume it besides; see Update).
 //
 // The body must return once yield reports false: that is how Stop ends it,
 // after which its deferred calls run (Unity skips finally blocks; a Go
-// coroutine's defers always run). A body that panics ends, its panic goes to
-// the loom's panic handler and to Err, and the coroutines waiting for it
-// resume. A body must not call runtime.Goexit, which would end the loom's
-// goroutine.
+// coroutine's defers always run). Stop, Loom.StopAllCoroutines, closing its
+// Scope or its loom, and the end of the context of
+// Loom.StartCoroutineContext end a coroutine so, from any goroutine, and it
+// never resumes after. A body that panics, its first part included, ends:
+// its panic goes to the loom's panic handler with its stack and to Err, and
+// the coroutines waiting for it resume. A body must not call runtime.Goexit,
+// which would end the loom's goroutine.
 //
 // A Coroutine handle is safe for use by multiple goroutines.
 type Coroutine struct {
@@ -41,21 +46,26 @@ type Coroutine struct {
 	done atomic.Bool
 
 	// Owned by the loom's goroutine:
-	started  bool
-	running  bool   // its body runs now
-	refused  bool   // its yield has reported false: the body must return
-	waitSeq  uint64 // its entry in one of the wait heaps or wheels; 0 if none
-	next     func() (Instruction, bool)
-	postsDue uint64          // 1 + the actions posted when its Waitable wait was seen over; 0 if not yet
-	ctx      context.Context // StartCoroutineContext's; nil otherwise
+	started bool
+	running bool   // its body runs now
+	refused bool   // its yield has reported false: the body must return
+	waitSeq uint64 // its entry in one of the wait heaps or wheels; 0 if none
+	next    func() (Instruction, bool)
+
+	// Set before the loop sees c, and read by each resume (see stopAsked):
+	id      uint64
+	scope   *Scope          // nil for the Loom's own coroutines
+	ctxDone <-chan struct{} // the Done channel of StartCoroutineContext's context; nil if none or never done
+
+	// Owned by the loom's goroutine:
+	postsDue uint64 // 1 + the actions posted when its Waitable wait was seen over; 0 if not yet
 	panicked *PanicError
 	stopWith error
 	yielded  int64 // the frame in which it last yielded
 	wait     Instruction
+	postsFor int // for a WaitAny, the member FirstDone named when postsDue was counted
 
 	l       *Loom
-	scope   *Scope // nil for the Loom's own coroutines
-	id      uint64
 	body    func(yield func(Instruction) bool)
 	stop    func()
 	waitCh  <-chan struct{} // the channel of a WaitFor on a foreign Waitable
@@ -63,6 +73,8 @@ type Coroutine struct {
 	frame   int64           // the frame in which it was started
 	unwatch func() bool     // stops the watch of its context (StartCoroutineContext)
 	liveIdx int             // its index in the loom's live list while it runs
+	bound   *contextWatch   // the watch of its context while it runs; nil if none
+	boundIx int             // its index in bound.cs
 
 	mu  sync.Mutex // guards the fields below, which any goroutine reads
 	err error
@@ -152,9 +164,18 @@ func (l *Loom) StartCoroutine(body func(yield func(Instruction) bool)) *Coroutin
 }
 
 // StartCoroutineContext starts body as StartCoroutine does, bound to ctx:
-// once ctx is done, the coroutine is stopped as by Stop, its yield reports
-// false and its defers run; its Err is then ErrStopped. A context that is
-// done already stops it before it begins.
+// once ctx is done, the coroutine never resumes, but for a resume under way
+// at that moment, and it is stopped as by Stop: its yield reports false, its
+// defers run and its Err is ErrStopped. It is stopped, whatever it waits
+// for, no later than the first coroutine pass that begins after ctx is done:
+// the running frame's, if ctx ends before that frame's pass does (in an
+// action, say), or else the next frame's. A context that is done already
+// stops it before it begins.
+//
+// Each pass looks once at each context that coroutines are bound to:
+// coroutines that share one (or contexts that share its Done channel, as
+// those of context.WithValue do) cost a frame one look, and each context
+// about 9 ns a frame (BenchmarkCoroutineContexts, 10,000 coroutines).
 func (l *Loom) StartCoroutineContext(ctx context.Context, body func(yield func(Instruction) bool)) *Coroutine {
 	if ctx == nil {
 		panic("loom: StartCoroutineContext with a nil context")
@@ -164,12 +185,16 @@ func (l *Loom) StartCoroutineContext(ctx context.Context, body func(yield func(I
 
 // StopAllCoroutines stops every coroutine of l started before it returns,
 // as Stop does for each: those running or waiting, and those that have not
-// begun, which then never begin. Coroutines started after it returns are not
-// stopped, whatever goroutine calls it.
+// begun, which then never begin. None of them resumes after it returns, but
+// for a resume under way at that moment, not even one whose wait for another
+// of them ends as that one stops: its yield reports false. Coroutines started
+// after it returns are not stopped, whatever goroutine calls it.
 func (l *Loom) StopAllCoroutines() {
 	l.mustBeMade()
 	l.mu.Lock()
-	l.stopAllMark = max(l.stopAllMark, l.co.ids.Load())
+	if id := l.co.ids.Load(); id > l.stopFloor.Load() {
+		l.stopFloor.Store(id) // from now on, no coroutine up to id resumes (see stopAsked)
+	}
 	wake := l.requestLocked()
 	l.mu.Unlock()
 	wake.send()
@@ -190,7 +215,11 @@ func (l *Loom) startCoroutine(s *Scope, body func(yield func(Instruction) bool),
 			c.complete(ErrStopped)
 			return c
 		}
-		c.ctx = ctx
+		// Each coroutine pass looks at the context (see stopCanceled),
+		// which makes the frame of the stop certain; the watch, whose
+		// goroutine runs whenever the runtime gets to it, wakes a loop
+		// that sleeps between frames.
+		c.ctxDone = ctx.Done()
 		c.unwatch = context.AfterFunc(ctx, func() { l.stopCoroutine(c, ErrStopped) })
 	}
 	l.mu.Lock()
@@ -229,24 +258,25 @@ func (l *Loom) requestLocked() wakeup {
 
 // applyRequests applies, on the loop, the starts and stops asked since it
 // last did: the scopes closed and StopAllCoroutines first, then the stops,
-// then the starts, which begin here. It runs at the start of each coroutine
-// pass and after each resume, so a request made during a frame takes effect
-// in that frame.
+// then the starts, which begin here (or end, if a stop was asked for them).
+// It runs at the start of each coroutine pass and after each resume, so a
+// request made during a frame takes effect in that frame.
 func (l *Loom) applyRequests() {
 	if !l.requests.Load() {
 		return
 	}
 	l.mu.Lock()
-	starts, stops, scopes, mark := l.incoming, l.stopping, l.closing, l.stopAllMark
-	l.incoming, l.stopping, l.closing, l.stopAllMark = nil, nil, nil, 0
+	starts, stops, scopes := l.incoming, l.stopping, l.closing
+	l.incoming, l.stopping, l.closing = nil, nil, nil
 	l.requests.Store(false)
 	l.mu.Unlock()
 	for _, s := range scopes {
 		s.stopCoroutines()
 	}
-	if mark > 0 {
+	if floor := l.stopFloor.Load(); floor > l.stoppedTo {
+		l.stoppedTo = floor
 		for _, c := range slices.Clone(l.co.live) {
-			if c.id <= mark {
+			if c.id <= floor {
 				l.stopNow(c, ErrStopped)
 			}
 		}
@@ -257,16 +287,34 @@ func (l *Loom) applyRequests() {
 		}
 	}
 	for _, c := range starts {
-		switch {
-		case c.isDone():
-		case c.stopReq.Load() || c.id <= mark:
-			l.end(c, ErrStopped)
-		case c.scope != nil && c.scope.closed.Load():
-			l.end(c, ErrClosed)
-		default:
+		if !c.isDone() {
 			l.begin(c)
 		}
 	}
+}
+
+// stopAsked returns the error to end c with if its end was asked, and nil
+// otherwise: ErrClosed once its scope closed; ErrStopped once
+// StopAllCoroutines, Stop or the end of its context asked for it. It is the
+// one test of a stop, which every begin and resume makes, so that no
+// coroutine resumes after the call that stops it returns, whichever way it
+// was stopped, even before the loop applies the stop: a coroutine that ends
+// as the stop is applied wakes those waiting for it, which must not resume
+// then.
+func (l *Loom) stopAsked(c *Coroutine) error {
+	switch {
+	case c.scope != nil && c.scope.closed.Load():
+		return ErrClosed
+	case c.stopReq.Load() || c.id <= l.stopFloor.Load():
+		return ErrStopped
+	case c.ctxDone != nil:
+		select {
+		case <-c.ctxDone:
+			return ErrStopped
+		default:
+		}
+	}
+	return nil
 }
 
 // beginNow begins w, a coroutine that has not begun, at once, for a
@@ -281,21 +329,21 @@ func (l *Loom) beginNow(w *Coroutine) {
 	if i < 0 || w.isDone() {
 		return // applied meanwhile, or ended before it began
 	}
-	if w.stopReq.Load() {
-		l.end(w, ErrStopped)
-		return
-	}
 	l.begin(w)
 }
 
-// begin starts c on the loop and runs it to its first yield.
+// begin starts c on the loop and runs it to its first yield, or ends it if
+// it was stopped before it began.
 func (l *Loom) begin(c *Coroutine) {
+	if err := l.stopAsked(c); err != nil {
+		l.end(c, err)
+		return
+	}
 	if c.scope != nil {
-		if c.scope.closed.Load() {
-			l.end(c, ErrClosed)
-			return
-		}
 		c.scope.coroutines[c] = struct{}{}
+	}
+	if c.ctxDone != nil {
+		l.co.bind(c)
 	}
 	c.started = true
 	c.frame = l.Frame()
@@ -329,13 +377,15 @@ func (c *Coroutine) yield(yield func(Instruction) bool) func(Instruction) bool {
 	}
 }
 
-// resume runs c up to its next yield, or its end.
+// resume runs c up to its next yield, or its end; if a stop of c was asked,
+// it ends c instead, its yield reporting false.
 func (l *Loom) resume(c *Coroutine) {
-	if c.ctx != nil && c.ctx.Err() != nil {
-		// Its context ended: it is stopped now, before the watch of its
-		// context, which runs on a goroutine of its own, gets to it.
+	if err := l.stopAsked(c); err != nil {
+		// The loop may not have applied the stop yet: the watch of a
+		// context runs on a goroutine of its own, and StopAllCoroutines
+		// and Scope.Close take effect at the next step of the pass.
 		c.stopReq.Store(true)
-		l.stopNow(c, ErrStopped)
+		l.stopNow(c, err)
 		return
 	}
 	co := &l.co
@@ -353,9 +403,11 @@ func (l *Loom) resume(c *Coroutine) {
 		l.end(c, nil)
 	case c.stopWith != nil:
 		l.stopNow(c, c.stopWith)
-	case c.stopReq.Load():
-		l.stopNow(c, ErrStopped) // it stopped itself, or was stopped as it ran
 	default:
+		if err := l.stopAsked(c); err != nil {
+			l.stopNow(c, err) // it stopped itself, or was stopped as it ran
+			return
+		}
 		c.yielded = l.Frame()
 		co.schedule(l, c, in)
 	}
@@ -402,6 +454,9 @@ func (l *Loom) end(c *Coroutine, err error) {
 	if c.unwatch != nil {
 		c.unwatch()
 		c.unwatch = nil
+	}
+	if c.bound != nil {
+		co.unbind(c)
 	}
 	c.next, c.stop, c.waitCh = nil, nil, nil
 	c.wait = Instruction{}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"math"
 	"runtime"
 	"slices"
 	"strings"
@@ -518,6 +519,15 @@ func TestCoroutinesSnapshot(t *testing.T) {
 	if len(inside) != 2 || inside[1].State != "running" {
 		t.Errorf("Coroutines() from inside b = %+v; want b running", inside)
 	}
+	// The slice, and at most two for each text of a wait (fmt's, whose
+	// printers come from a sync.Pool, which the race detector empties).
+	if n := testing.AllocsPerRun(100, func() { l.Coroutines() }); n > 1+2*2 && !raceEnabled {
+		t.Errorf("Coroutines() of two waiting coroutines allocates %v times; want at most 5", n)
+	}
+	l.StartCoroutine(func(yield func(loom.Instruction) bool) {}) // waits to begin
+	if n := testing.AllocsPerRun(100, func() { l.Coroutines() }); n > 2+2*2 && !raceEnabled {
+		t.Errorf("Coroutines() with a coroutine waiting to begin allocates %v times; want at most 6", n)
+	}
 	l.Close()
 }
 
@@ -605,4 +615,201 @@ func TestInstructionPanics(t *testing.T) {
 			t.Errorf("panicked with %q; want %q", got, c.want)
 		}
 	}
+}
+
+// TestGroupStopsResumeNoWaiter: after StopAllCoroutines or a Scope's Close
+// returns, none of the coroutines it stops resumes, not even one that waits
+// for another of them, whose end would otherwise wake it, just as when each
+// is stopped with Stop. Each case stops pairs of a coroutine and a waiter
+// started after it, between frames and, as the awaited coroutine returns,
+// from inside it.
+func TestGroupStopsResumeNoWaiter(t *testing.T) {
+	const pairs = 32 // a Scope keeps no order among its coroutines: many pairs try many orders
+	cases := []struct {
+		name string
+		stop func(l *loom.Loom, s *loom.Scope, cs []*loom.Coroutine)
+		want error
+	}{
+		{"Stop each", func(_ *loom.Loom, _ *loom.Scope, cs []*loom.Coroutine) {
+			for _, c := range cs {
+				c.Stop()
+			}
+		}, loom.ErrStopped},
+		{"StopAllCoroutines", func(l *loom.Loom, _ *loom.Scope, _ []*loom.Coroutine) { l.StopAllCoroutines() }, loom.ErrStopped},
+		{"Scope.Close", func(_ *loom.Loom, s *loom.Scope, _ []*loom.Coroutine) { s.Close() }, loom.ErrClosed},
+	}
+	for _, tc := range cases {
+		for _, from := range []string{"between frames", "from the awaited coroutine"} {
+			t.Run(tc.name+"/"+from, func(t *testing.T) {
+				l := loom.New(loom.ManualClock())
+				s := l.NewScope()
+				var resumed []string
+				var cs []*loom.Coroutine
+				stopNow := make(chan struct{})
+				for i := range pairs {
+					awaited := s.StartCoroutine(func(yield func(loom.Instruction) bool) {
+						for yield(loom.NextFrame()) {
+							select {
+							case <-stopNow:
+								if from != "between frames" {
+									tc.stop(l, s, cs)
+									return // its end wakes its waiter
+								}
+							default:
+							}
+						}
+					})
+					waiter := s.StartCoroutine(func(yield func(loom.Instruction) bool) {
+						if yield(loom.WaitFor(awaited)) {
+							resumed = append(resumed, fmt.Sprintf("waiter %d", i))
+						}
+					})
+					cs = append(cs, awaited, waiter)
+				}
+				frames(l, 2, time.Millisecond)
+				close(stopNow)
+				if from == "between frames" {
+					tc.stop(l, s, cs)
+				}
+				frames(l, 2, time.Millisecond)
+				if len(resumed) > 0 {
+					t.Errorf("resumed after the stop: %v", resumed)
+				}
+				for i, c := range cs {
+					if from != "between frames" && i == 0 {
+						continue // the awaited coroutine that stopped the others returned
+					}
+					if !c.IsDone() || !errors.Is(c.Err(), tc.want) {
+						t.Errorf("coroutine %d: done %v, Err() = %v; want %v", i, c.IsDone(), c.Err(), tc.want)
+					}
+				}
+				l.Close()
+			})
+		}
+	}
+}
+
+// waitName is the key of a context value in the tests.
+type waitName struct{}
+
+// TestContextStopsAWaitingCoroutineInTheNextPass: once the context of
+// StartCoroutineContext is done, the first coroutine pass that begins after
+// that stops the coroutine, whatever it waits for: a context canceled
+// between frames stops it in the next frame, and one canceled by an action
+// stops it in the action's frame. No goroutine of the test has to run for
+// that (the context's own watch runs on a goroutine of its own, whenever the
+// runtime gets to it).
+func TestContextStopsAWaitingCoroutineInTheNextPass(t *testing.T) {
+	never := func() bool { return false }
+	waits := map[string]func(l *loom.Loom) loom.Instruction{
+		"WaitForSeconds":         func(*loom.Loom) loom.Instruction { return loom.WaitForSeconds(time.Hour) },
+		"WaitForSecondsRealtime": func(*loom.Loom) loom.Instruction { return loom.WaitForSecondsRealtime(time.Hour) },
+		"WaitForFrames":          func(*loom.Loom) loom.Instruction { return loom.WaitForFrames(1000) },
+		"WaitUntil":              func(*loom.Loom) loom.Instruction { return loom.WaitUntil(never) },
+		"WaitFor(coroutine)": func(l *loom.Loom) loom.Instruction {
+			return loom.WaitFor(l.StartCoroutine(func(yield func(loom.Instruction) bool) {
+				for yield(loom.NextFrame()) {
+				}
+			}))
+		},
+		"WaitFor(channel)":  func(*loom.Loom) loom.Instruction { return loom.WaitFor(waitable(make(chan struct{}))) },
+		"WaitForEndOfFrame": func(*loom.Loom) loom.Instruction { return loom.WaitForEndOfFrame() },
+	}
+	for _, tc := range []struct{ when, contexts string }{
+		{"between frames", "shared"}, {"in an action", "shared"}, {"between frames", "each its own"},
+	} {
+		t.Run(tc.when+"/"+tc.contexts, func(t *testing.T) {
+			when := tc.when
+			for round := range 20 {
+				l := loom.New(loom.ManualClock())
+				ctx, cancel := context.WithCancel(context.Background())
+				bound := map[string]*loom.Coroutine{}
+				var resumed []string
+				for name, wait := range waits {
+					ctx := ctx
+					if tc.contexts != "shared" {
+						var stop context.CancelFunc
+						ctx = context.WithValue(ctx, waitName{}, name) // the same Done channel
+						ctx, stop = context.WithCancel(ctx)            // its own, canceled with the parent
+						defer stop()
+					}
+					// One that ends at once, bound to the same context.
+					l.StartCoroutineContext(ctx, func(yield func(loom.Instruction) bool) {})
+					bound[name] = l.StartCoroutineContext(ctx, func(yield func(loom.Instruction) bool) {
+						for yield(wait(l)) {
+							if ctx.Err() != nil {
+								resumed = append(resumed, name)
+							}
+						}
+					})
+				}
+				l.UpdateDelta(time.Millisecond) // they begin and wait
+				if when == "between frames" {
+					cancel()
+				} else {
+					l.Post(cancel)
+				}
+				l.UpdateDelta(time.Millisecond)
+				for name, c := range bound {
+					if !c.IsDone() || !errors.Is(c.Err(), loom.ErrStopped) {
+						t.Errorf("round %d, %s: in the frame after the cancel: done %v, Err() = %v; want ErrStopped",
+							round, name, c.IsDone(), c.Err())
+					}
+				}
+				if len(resumed) > 0 {
+					t.Errorf("round %d: resumed after the cancel: %v", round, resumed)
+				}
+				if watches, cs := l.ContextWatches(); watches != 0 || cs != 0 {
+					t.Errorf("round %d: %d contexts watched for %d coroutines once all ended; want none", round, watches, cs)
+				}
+				l.Close()
+				cancel()
+				if t.Failed() {
+					return
+				}
+			}
+		})
+	}
+}
+
+// TestTimedWaitsSaturate: a wait near math.MaxInt64 nanoseconds or frames,
+// the natural "forever", waits: its due time is the end of the clock's
+// range, not one wrapped round to the past.
+func TestTimedWaitsSaturate(t *testing.T) {
+	waits := map[string]loom.Instruction{
+		"WaitForSeconds(MaxInt64)":             loom.WaitForSeconds(math.MaxInt64),
+		"WaitForSeconds(MaxInt64-1ms)":         loom.WaitForSeconds(math.MaxInt64 - time.Millisecond),
+		"WaitForSecondsRealtime(MaxInt64)":     loom.WaitForSecondsRealtime(math.MaxInt64),
+		"WaitForSecondsRealtime(MaxInt64-1ms)": loom.WaitForSecondsRealtime(math.MaxInt64 - time.Millisecond),
+		"WaitForFrames(MaxInt)":                loom.WaitForFrames(math.MaxInt),
+		"WaitForFrames(MaxInt-1)":              loom.WaitForFrames(math.MaxInt - 1),
+	}
+	l := loom.New(loom.ManualClock())
+	l.UpdateDelta(time.Millisecond) // time and frame count are past zero: now + d would wrap
+	resumed := map[string]bool{}
+	for name, in := range waits {
+		l.StartCoroutine(func(yield func(loom.Instruction) bool) {
+			if yield(in) {
+				resumed[name] = true
+			}
+		})
+	}
+	for range 3 {
+		l.UpdateDelta(time.Hour)
+	}
+	for name := range waits {
+		if resumed[name] {
+			t.Errorf("%s resumed after 3 frames of an hour", name)
+		}
+	}
+	if n := len(l.Coroutines()); n != len(waits) {
+		t.Errorf("%d coroutines waiting; want %d", n, len(waits))
+	}
+	for _, scale := range []float64{1, 1e-300} {
+		l.SetTimeScale(scale)
+		if i := l.Idle(); !i.Timed || i.Delay < 100*365*24*time.Hour {
+			t.Errorf("Idle() = %+v at a time scale of %g; want the waits due in about 292 years", i, scale)
+		}
+	}
+	l.Close()
 }

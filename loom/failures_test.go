@@ -249,6 +249,7 @@ func TestYieldAfterFalsePanics(t *testing.T) {
 // back: memory follows what is live. A steady load keeps its buffers (see
 // TestSteadyFrameAllocatesNothing).
 func TestFloodBuffersShrink(t *testing.T) {
+	t.Parallel() // long, and shares nothing with the other tests: it runs beside them
 	l, _ := panicLoom(t, loom.WithBudget(10_000, 0))
 	nop := func() {}
 	for range 3 {

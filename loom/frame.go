@@ -14,10 +14,22 @@ import (
 // WithFixedStep); the actions posted before the frame began (and those
 // carried over from a frame that ran out of budget), in the order they were
 // posted; the delayed actions due at the frame's time, in due order and,
-// when due together, in the order they were posted; then the coroutines (see
-// the package documentation). Callbacks run with no
-// lock held. A panic in one is recovered and given to the panic handler, and
-// the frame goes on.
+// when due together, in the order they were posted (those due on unscaled
+// time, then those due on scaled time); then the coroutine pass. Callbacks
+// run with no lock held. A panic in one is recovered and given to the panic
+// handler, and the frame goes on. With runtime/trace on, the frame is a
+// region named "loom frame", followed by the loom's name if it has one (see
+// WithName).
+//
+// The coroutine pass first applies the stops and starts asked since the
+// last pass and stops the coroutines whose context is done (see
+// StartCoroutineContext), then resumes the coroutines waiting for the next
+// frame (in yield order), for a frame count, scaled time and real time (each
+// in due order), then those whose polled wait is over (in yield order). A
+// coroutine resumes at most once in a pass; the fixed steps and the end
+// phase may resume it besides. Only polled waits (see Instruction), and the
+// contexts of StartCoroutineContext, cost anything in frames where they do
+// not resume; the others wait in heaps and lists.
 //
 // A frame that runs out of budget (see WithBudget) leaves the rest of each
 // phase to the next frame, in order, ahead of newer work.
@@ -35,7 +47,8 @@ func (l *Loom) Update() {
 }
 
 // UpdateDelta is Update for a loom made with ManualClock, whose game drives
-// the clock: the frame's time is the previous frame's plus dt. UpdateDelta
+// the clock: the frame's time is the previous frame's plus dt, or the end of
+// the clock's range (math.MaxInt64 nanoseconds) if that is past it. UpdateDelta
 // panics if dt < 0, or if l reads the real clock.
 func (l *Loom) UpdateDelta(dt time.Duration) {
 	if !l.manual {
@@ -59,7 +72,7 @@ func (l *Loom) update(dt time.Duration) {
 		l.mu.Unlock()
 		return
 	}
-	now := l.clock + int64(dt)
+	now := after(l.clock, int64(dt))
 	if !l.manual {
 		now = int64(start.Sub(l.epoch))
 	}
@@ -145,15 +158,22 @@ func (l *Loom) exit() {
 	}
 }
 
-// advanceTime moves the frame clocks to now (unscaled, ns).
+// advanceTime moves the frame clocks to now (unscaled, ns). Scaled time, as
+// the unscaled clock, stops at the end of its range rather than wrap, and
+// each delta is what its clock moved.
 func (l *Loom) advanceTime(now int64) {
 	d := now - l.unscaled.Load()
-	scaled := int64(float64(d) * l.TimeScale())
+	ds := d // at the default scale, exact: a float64 holds 53 bits
+	if scale := l.TimeScale(); scale != 1 {
+		ds = clamp(float64(d) * scale)
+	}
+	before := l.scaled.Load()
+	scaled := after(before, ds)
 	l.frame.Add(1)
 	l.unscaled.Store(now)
 	l.udelta.Store(d)
-	l.delta.Store(scaled)
-	l.scaled.Add(scaled)
+	l.delta.Store(scaled - before)
+	l.scaled.Store(scaled)
 }
 
 // takePostedLocked appends the posted actions to the frame's batch, after

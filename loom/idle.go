@@ -35,7 +35,7 @@ func (l *Loom) Idle() Idle {
 	}
 	if scale := l.TimeScale(); scale > 0 {
 		if e := l.scaledTimers.top(); e != nil {
-			i.timed(time.Duration(float64(e.Due-l.scaledNow()) / scale))
+			i.timed(time.Duration(clamp(float64(e.Due-l.scaledNow()) / scale)))
 		}
 	}
 	l.co.idle(l, &i)

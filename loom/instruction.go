@@ -7,8 +7,47 @@ import (
 )
 
 // An Instruction is what a coroutine yields: when to resume it. Instructions
-// are small values; yielding one costs no allocation. The zero Instruction
-// resumes the coroutine in the next frame, as NextFrame does.
+// are small values; yielding one costs no allocation
+// (TestYieldAllocatesNothing). The zero Instruction resumes the coroutine in
+// the next frame, as NextFrame does. In short:
+//
+//	yield                         resumes
+//	NextFrame(), Instruction{}    in the next frame, never the same one
+//	WaitForSeconds(d)             in the first frame whose scaled time is d
+//	                              past the yield's (d <= 0: next frame); a
+//	                              time scale of 0 freezes it
+//	WaitForSecondsRealtime(d)     the same on unscaled time
+//	WaitForFrames(n)              in frame f+n, f the yield's frame (n <= 1:
+//	                              next frame)
+//	WaitUntil(cond)               in the first frame, from the next on, in
+//	                              which cond() is true; polled once per frame
+//	WaitWhile(cond)               the same, when cond() is false
+//	WaitFor(c), c a *Coroutine    in the pass in which c ends, right after it
+//	                              (nesting costs no frame); next frame if c
+//	                              had ended or ends in the yield's frame
+//	WaitFor(w), any Waitable      in the first frame after w.Done() is closed
+//	                              (a taskqueue.Handle, say); polled
+//	WaitCustom(k)                 in the first frame, from the next on, in
+//	                              which k.KeepWaiting() is false; polled
+//	WaitAll(ws...)                in the first frame, from the next on, in
+//	                              which every one of ws is done: one frame
+//	                              for the set, not one per member; polled
+//	WaitAny(ws...)                the same, when one of ws is done
+//	WaitForFixedUpdate()          right after the next fixed step, once the
+//	                              step function returned: in a later frame
+//	                              if yielded in an update, maybe the same one
+//	                              if yielded in a step; on a loom without
+//	                              fixed steps, it ends the coroutine with a
+//	                              *PanicError saying so
+//	WaitForEndOfFrame()           in the end phase of the yield's frame (of
+//	                              the next frame, if yielded in an end phase)
+//
+// The waits marked polled call a function of the program, or look at a
+// channel, once per frame until they are over; the others cost nothing in
+// frames where they do not resume. A panic in any function a wait calls (a
+// predicate, KeepWaiting, a Waitable's Done) ends only the coroutine that
+// waits: it goes to the panic handler and to that coroutine's Err, and
+// every other coroutine stays where it was.
 type Instruction struct {
 	kind waitKind
 	n    int64 // nanoseconds or frames
@@ -41,10 +80,12 @@ type KeepWaiter interface {
 }
 
 // Waitable is anything that reports its end by closing a channel, such as a
-// *Coroutine or a taskqueue.Handle. A coroutine's WaitFor on a Waitable that
-// also has a method IsDone() bool, as those two and Off do, polls IsDone and
-// never calls Done, which spares the channel; IsDone must then report true
-// once the Done channel would be closed.
+// *Coroutine, a *Task, a *Timer or a taskqueue.Handle. A coroutine's WaitFor
+// on a Waitable that also has a method IsDone() bool, as those four do,
+// polls IsDone and never calls Done, which spares the channel; IsDone must
+// then report true once the Done channel would be closed. (A coroutine or
+// task of the coroutine's own loom is not polled at all: its end wakes the
+// waiter.)
 type Waitable interface {
 	Done() <-chan struct{}
 }
@@ -60,7 +101,9 @@ func NextFrame() Instruction { return Instruction{} }
 
 // WaitForSeconds resumes the coroutine in the first frame whose scaled time
 // (see Loom.Time) is at least d after the frame in which it yielded; with
-// d <= 0, in the next frame. A time scale of 0 freezes the wait.
+// d <= 0, in the next frame. A time scale of 0 freezes the wait. A due time
+// past the end of the clock's range (math.MaxInt64 nanoseconds, about 292
+// years) is that end, so math.MaxInt64 waits until stopped.
 func WaitForSeconds(d time.Duration) Instruction {
 	return Instruction{kind: waitSeconds, n: int64(d)}
 }
@@ -72,7 +115,8 @@ func WaitForSecondsRealtime(d time.Duration) Instruction {
 }
 
 // WaitForFrames resumes the coroutine in frame f+n, where f is the frame in
-// which it yielded; with n <= 1, in the next frame.
+// which it yielded; with n <= 1, in the next frame; past math.MaxInt64, in
+// frame math.MaxInt64.
 func WaitForFrames(n int) Instruction {
 	return Instruction{kind: waitFrames, n: int64(n)}
 }
@@ -88,7 +132,8 @@ func WaitUntil(cond func() bool) Instruction {
 }
 
 // WaitWhile resumes the coroutine in the first frame, from the next one on,
-// in which cond reports false.
+// in which cond reports false. cond is called once per frame, on the loom's
+// goroutine.
 func WaitWhile(cond func() bool) Instruction {
 	if cond == nil {
 		panic("loom: WaitWhile(nil)")
@@ -103,6 +148,16 @@ func WaitWhile(cond func() bool) Instruction {
 // resumes in the next frame. For anything else, such as a taskqueue.Handle,
 // it resumes in the first frame after w's Done channel is closed: heavy work
 // runs on a queue and its result is used on the loom's goroutine.
+//
+// A function posted to the loom before a Waitable is done runs before a
+// coroutine waiting for it with WaitFor, WaitAll or WaitAny resumes: a worker
+// that posts its result to the loom and then returns (a task of a queue,
+// whose posts happen before its handle is done) lets the coroutine waiting
+// on its handle find the result applied. When the Waitable is done after the
+// frame's actions ran, the coroutine resumes in the next frame or a later
+// one, once the posts made before its wait was first seen over have run (a
+// frame budget may spread them over several); posts made after that do not
+// hold it back.
 func WaitFor(w Waitable) Instruction {
 	if w == nil {
 		panic("loom: WaitFor(nil)")
@@ -125,8 +180,9 @@ func WaitCustom(w KeepWaiter) Instruction {
 // WaitAll resumes the coroutine in the first frame, from the next one on, in
 // which every one of ws is done (their Done channels are closed): a frame in
 // all, however many there are, not a frame for each, as a loop of WaitFor
-// would take. It costs one allocation when it is made, none when yielded,
-// and a look at each member once over the whole wait. Await(ctx, ws...)
+// would take. It costs one allocation when it is made, none when yielded
+// (TestWaitAllAllocatesOnlyWhenMade), and a look at each member once over
+// the whole wait. Await(ctx, ws...)
 // then returns at once with the error of the first member, in the order
 // given, that failed.
 func WaitAll(ws ...Waitable) Instruction {
@@ -135,15 +191,23 @@ func WaitAll(ws ...Waitable) Instruction {
 
 // WaitAny resumes the coroutine in the first frame, from the next one on, in
 // which at least one of ws is done. FirstDone then tells which. With no
-// member, it resumes in the next frame.
+// member, it resumes in the next frame. A wait bounded by a duration is a
+// WaitAny with a Timer of a nil function: Loom.PostAfterScaled(d, nil) on
+// scaled time, or Loom.PostAfter(d, nil) on unscaled time.
 func WaitAny(ws ...Waitable) Instruction {
 	return Instruction{kind: waitAny, ref: newMulti("WaitAny", ws)}
 }
 
 // FirstDone returns the index of the first of ws, in the order given, that is
-// done, or -1 if none is. It does not block. After a WaitAny of the same
-// members, it reports the one that ended the wait (the first in order, if
-// several ended in the same frame).
+// done, or -1 if none is. It does not block.
+//
+// Called by a coroutine as it resumes from a WaitAny of the same members, it
+// names the first member done in the frame in which the coroutine resumed,
+// and the functions that member posted to the loom before it was done have
+// run: a wait held for the posts of a member (see WaitFor) is held, when a
+// member before it in order ends meanwhile, for that one's posts too. Only a
+// member that ends on another goroutine while the coroutine resumes can come
+// before it, its posts not run yet.
 func FirstDone(ws ...Waitable) int {
 	mustWaitables("FirstDone", ws)
 	for i, w := range ws {
@@ -182,6 +246,7 @@ type multi struct {
 	ws    []Waitable
 	chans []<-chan struct{} // the members' Done channels, read when first yielded
 	next  int               // WaitAll: the members before next are done
+	first int               // WaitAny: the first member, in order, done at the latest look; -1 if none
 }
 
 func newMulti(call string, ws []Waitable) *multi {
@@ -222,15 +287,18 @@ func (m *multi) ready(kind waitKind) bool {
 		return true
 	}
 	if len(m.chans) == 0 {
+		m.first = -1
 		return true
 	}
-	for _, ch := range m.chans {
+	for i, ch := range m.chans {
 		select {
 		case <-ch:
+			m.first = i
 			return true
 		default:
 		}
 	}
+	m.first = -1
 	return false
 }
 

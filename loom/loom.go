@@ -37,6 +37,14 @@ type action struct {
 //
 // A function posted before a frame begins happens before it runs in that
 // frame; the frame's actions run in the order they were posted.
+//
+// Built for js/wasm, a loom is driven by the page's animation frames: a
+// requestAnimationFrame callback (through syscall/js) calls Update, or
+// UpdateDelta with the frame's timestamp on a loom made with ManualClock,
+// and asks for the next frame. Posts from goroutines land as elsewhere,
+// since every goroutine of a page runs on its one thread; a goroutine that
+// computes without pausing holds back the frames (the module's web example
+// shows such a page).
 type Loom struct {
 	epoch  time.Time // loom time zero
 	manual bool      // the clock moves only with UpdateDelta (ManualClock)
@@ -56,7 +64,6 @@ type Loom struct {
 	incoming     []*Coroutine         // coroutines started and not begun
 	stopping     []*Coroutine         // coroutines stopped, to end on the loop
 	closing      []*Scope             // scopes closed, whose coroutines end on the loop
-	stopAllMark  uint64               // StopAllCoroutines: the coroutines up to this ID end; 0 if none
 	closeAtExit  bool                 // Close was called during a loop call, which closes l as it ends
 
 	updating atomic.Bool // a loop call (a frame, EndFrame, Close) runs
@@ -68,6 +75,9 @@ type Loom struct {
 	delta    atomic.Int64  // scaled time since the previous frame, ns
 	udelta   atomic.Int64  // unscaled time since the previous frame, ns
 	scale    atomic.Uint64 // the time scale, as float64 bits
+	// stopFloor is the highest coroutine ID that StopAllCoroutines stops:
+	// the coroutines up to it end. It only grows, written under mu.
+	stopFloor atomic.Uint64
 
 	// Owned by the goroutine that runs frames:
 	batch      []action // the actions of the current frame, and those carried over
@@ -76,6 +86,7 @@ type Loom struct {
 	peak       int      // about the most actions a recent frame had to run (halves each frame)
 	fixedAcc   int64    // scaled time fed to the fixed steps and not used yet, ns
 	endedFrame int64    // the last frame whose end phase ran
+	stoppedTo  uint64   // the stopFloor up to which the live coroutines were stopped
 	co         coroutines
 }
 
@@ -132,10 +143,10 @@ func (l *Loom) Configure(opts ...Option) {
 }
 
 // Post queues f to run in the next frame, after the actions posted before it.
-// It never blocks and costs no allocation once the queue has grown; the first
-// post after a frame begins wakes a sleeping loop (see WithWakeFunc and Idle).
-// An action posted during a frame runs in the next one. Post returns
-// ErrClosed if l is closed.
+// It never blocks and costs no allocation once the queue has grown
+// (TestSteadyFrameAllocatesNothing); the first post after a frame begins
+// wakes a sleeping loop (see WithWakeFunc and Idle). An action posted during
+// a frame runs in the next one. Post returns ErrClosed if l is closed.
 func (l *Loom) Post(f func()) error {
 	if f == nil {
 		panic("loom: Post(nil)")
@@ -259,7 +270,7 @@ func (l *Loom) closeNow() {
 	cfg := l.cfg
 	l.takePostedLocked()
 	queued := l.incoming
-	l.incoming, l.stopping, l.closing, l.stopAllMark = nil, nil, nil, 0
+	l.incoming, l.stopping, l.closing = nil, nil, nil
 	l.requests.Store(false)
 	l.timers.closeAll()
 	l.scaledTimers.closeAll()

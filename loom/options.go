@@ -73,9 +73,9 @@ func WithName(name string) Option {
 }
 
 // WithFrameObserver sets a function that the loom calls at the end of each
-// frame, on the loom's goroutine, with the frame's statistics: a metrics
-// exporter's hook (see the expvar Example). It must not block; nil removes
-// it.
+// frame, on the loom's goroutine, with the frame's statistics: a hook for a
+// heads-up display or a metrics exporter (its Example publishes them
+// through expvar). It must not block; nil removes it.
 func WithFrameObserver(f func(FrameStats)) Option {
 	return optionFunc(func(c *config) { c.observe = f })
 }
@@ -85,7 +85,8 @@ func WithFrameObserver(f func(FrameStats)) Option {
 // *PanicError with the stack of the panic. The handler runs on the goroutine
 // that recovered the panic (the loom's, or a background worker's), and the
 // frame goes on after it returns. Without this option, panics are reported
-// through log/slog's default logger (see logPanic), so that none goes unseen.
+// through log/slog's default logger, at level Error, with the loom's name,
+// the panic value and the stack, so that none goes unseen.
 func WithPanicHandler(h func(*PanicError)) Option {
 	if h == nil {
 		panic("loom: WithPanicHandler(nil)")

@@ -21,7 +21,8 @@ const maxFixedDelta = time.Second / 3
 // after a long stall the rest is dropped, so that a slow frame cannot make
 // the next one slower still. A step calls step(dt), if step is not nil, then resumes the
 // coroutines waiting with WaitForFixedUpdate. A frame may thus run no step or
-// several; a time scale of 0 runs none. WithFixedStep(0, nil) removes the
+// several; a time scale of 0 runs none. The steps and their resumes allocate
+// nothing (TestPhasesAllocateNothing). WithFixedStep(0, nil) removes the
 // steps. It panics if dt is negative, or zero with a step function.
 func WithFixedStep(dt time.Duration, step func(dt time.Duration)) Option {
 	if dt < 0 || (dt == 0 && step != nil) {
@@ -48,9 +49,10 @@ func WaitForFixedUpdate() Instruction { return Instruction{kind: waitFixedUpdate
 func WaitForEndOfFrame() Instruction { return Instruction{kind: waitEndOfFrame} }
 
 // EndFrame runs the end phase of the current frame: it resumes the
-// coroutines waiting with WaitForEndOfFrame, in the order they yielded. A
-// loop that renders calls it after rendering; a loop that does not leaves
-// the end phase to the start of the next Update. Calling it again before the
+// coroutines waiting with WaitForEndOfFrame, in the order they yielded, and
+// allocates nothing (TestPhasesAllocateNothing). A loop that renders calls it
+// after rendering; a loop that does not leaves the end phase to the start of
+// the next Update. Calling it again before the
 // next Update does nothing. Like Update, it is a call of the loop, and
 // panics when called while a frame runs.
 func (l *Loom) EndFrame() {

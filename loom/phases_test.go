@@ -355,78 +355,88 @@ func TestPhasesAllocateNothing(t *testing.T) {
 // the end of the frame resumes in the end phase of its yield's frame, before
 // the next frame's steps.
 func TestPhasesModel(t *testing.T) {
-	const dt = 7 * time.Millisecond
+	t.Parallel() // long, and shares nothing with the other tests: it runs beside them
 	for seed := range uint64(200) {
-		rng := rand.New(rand.NewPCG(seed, 11))
-		steps := 0
-		var observed loom.FrameStats // the last frame whose update ended
-		l := loom.New(loom.ManualClock(),
-			loom.WithFixedStep(dt, func(time.Duration) { steps++ }),
-			loom.WithFrameObserver(func(fs loom.FrameStats) { observed = fs }))
-		fail := func(format string, args ...any) {
-			t.Helper()
-			t.Fatalf("seed %d, frame %d: %s", seed, l.Frame(), fmt.Sprintf(format, args...))
-		}
-		var acc int64
-		var live []*loom.Coroutine
-		resumedAtEnd := 0
-		for range 200 {
-			switch rng.IntN(4) {
-			case 0: // a coroutine that waits for every step
-				live = append(live, l.StartCoroutine(func(yield func(loom.Instruction) bool) {
-					for {
-						at := steps
-						if !yield(loom.WaitForFixedUpdate()) {
-							return
-						}
-						if steps != at+1 {
-							fail("a fixed-update wait yielded after step %d resumed after step %d", at, steps)
-						}
+		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
+			t.Parallel()
+			phasesModel(t, seed)
+		})
+	}
+}
+
+// phasesModel is one run of TestPhasesModel, its random choices drawn from
+// seed.
+func phasesModel(t *testing.T, seed uint64) {
+	const dt = 7 * time.Millisecond
+	rng := rand.New(rand.NewPCG(seed, 11))
+	steps := 0
+	var observed loom.FrameStats // the last frame whose update ended
+	l := loom.New(loom.ManualClock(),
+		loom.WithFixedStep(dt, func(time.Duration) { steps++ }),
+		loom.WithFrameObserver(func(fs loom.FrameStats) { observed = fs }))
+	fail := func(format string, args ...any) {
+		t.Helper()
+		t.Fatalf("seed %d, frame %d: %s", seed, l.Frame(), fmt.Sprintf(format, args...))
+	}
+	var acc int64
+	var live []*loom.Coroutine
+	resumedAtEnd := 0
+	for range 200 {
+		switch rng.IntN(4) {
+		case 0: // a coroutine that waits for every step
+			live = append(live, l.StartCoroutine(func(yield func(loom.Instruction) bool) {
+				for {
+					at := steps
+					if !yield(loom.WaitForFixedUpdate()) {
+						return
 					}
-				}))
-			case 1: // a coroutine that waits for the end of every frame
-				live = append(live, l.StartCoroutine(func(yield func(loom.Instruction) bool) {
-					for yield(loom.NextFrame()) {
-						f := l.Frame()
-						if !yield(loom.WaitForEndOfFrame()) {
-							return
-						}
-						// After frame f's update, before frame f+1's clock moves.
-						if l.Frame() != f || observed.Frame != f {
-							fail("an end-of-frame wait of frame %d resumed in frame %d, after the update of frame %d", f, l.Frame(), observed.Frame)
-						}
-						resumedAtEnd++
+					if steps != at+1 {
+						fail("a fixed-update wait yielded after step %d resumed after step %d", at, steps)
 					}
-				}))
-			case 2:
-				if len(live) > 0 {
-					i := rng.IntN(len(live))
-					live[i].Stop()
-					live = slices.Delete(live, i, i+1)
 				}
-			}
-			scale := []float64{0, 0.5, 1, 1, 2}[rng.IntN(5)]
-			l.SetTimeScale(scale)
-			delta := time.Duration(rng.Int64N(int64(40 * time.Millisecond)))
-			if rng.IntN(50) == 0 {
-				delta = 2 * time.Second // a stall
-			}
-			before := steps
-			l.UpdateDelta(delta)
-			acc += min(int64(float64(delta)*scale), int64(time.Second/3))
-			want := int(acc / int64(dt))
-			acc %= int64(dt)
-			if got := steps - before; got != want || observed.FixedSteps != want {
-				fail("%d steps (FixedSteps %d); the model wants %d", got, observed.FixedSteps, want)
-			}
-			if rng.IntN(2) == 0 { // else the end phase runs as the next Update begins
-				l.EndFrame()
+			}))
+		case 1: // a coroutine that waits for the end of every frame
+			live = append(live, l.StartCoroutine(func(yield func(loom.Instruction) bool) {
+				for yield(loom.NextFrame()) {
+					f := l.Frame()
+					if !yield(loom.WaitForEndOfFrame()) {
+						return
+					}
+					// After frame f's update, before frame f+1's clock moves.
+					if l.Frame() != f || observed.Frame != f {
+						fail("an end-of-frame wait of frame %d resumed in frame %d, after the update of frame %d", f, l.Frame(), observed.Frame)
+					}
+					resumedAtEnd++
+				}
+			}))
+		case 2:
+			if len(live) > 0 {
+				i := rng.IntN(len(live))
+				live[i].Stop()
+				live = slices.Delete(live, i, i+1)
 			}
 		}
-		l.Close()
-		if resumedAtEnd == 0 {
-			t.Errorf("seed %d: no end-of-frame wait resumed: the model checked nothing", seed)
+		scale := []float64{0, 0.5, 1, 1, 2}[rng.IntN(5)]
+		l.SetTimeScale(scale)
+		delta := time.Duration(rng.Int64N(int64(40 * time.Millisecond)))
+		if rng.IntN(50) == 0 {
+			delta = 2 * time.Second // a stall
 		}
+		before := steps
+		l.UpdateDelta(delta)
+		acc += min(int64(float64(delta)*scale), int64(time.Second/3))
+		want := int(acc / int64(dt))
+		acc %= int64(dt)
+		if got := steps - before; got != want || observed.FixedSteps != want {
+			fail("%d steps (FixedSteps %d); the model wants %d", got, observed.FixedSteps, want)
+		}
+		if rng.IntN(2) == 0 { // else the end phase runs as the next Update begins
+			l.EndFrame()
+		}
+	}
+	l.Close()
+	if resumedAtEnd == 0 {
+		t.Errorf("seed %d: no end-of-frame wait resumed: the model checked nothing", seed)
 	}
 }
 

@@ -59,8 +59,10 @@ func (s *Scope) StartCoroutine(body func(yield func(Instruction) bool)) *Corouti
 // Close ends s: its posted actions that have not run never will, its timers
 // are stopped at once (their Err reports ErrClosed), its coroutines are
 // stopped with ErrClosed as Coroutine.Stop stops one (on the loop, in the
-// running frame or the next), and posting through s returns ErrClosed. Close
-// is safe from any goroutine, frames included, and idempotent.
+// running frame or the next; none resumes after Close returns, but for a
+// resume under way at that moment, not even one whose wait for another of
+// them ends as that one stops), and posting through s returns ErrClosed.
+// Close is safe from any goroutine, frames included, and idempotent.
 func (s *Scope) Close() {
 	s.mustBeMade()
 	if s.closed.Swap(true) {

@@ -24,8 +24,9 @@ type CoroutineInfo struct {
 // in the order they were started, for hunting coroutines that never end. It reads what only
 // the loop changes, so it is called on the loop: from an action or a
 // coroutine, or from the loop's goroutine between frames (from another
-// goroutine, post a function that calls it). It costs one allocation per
-// call.
+// goroutine, post a function that calls it). It costs an allocation for the
+// slice, one more while coroutines wait to begin, and up to two for the
+// text of each wait that names a value (TestCoroutinesSnapshot).
 func (l *Loom) Coroutines() []CoroutineInfo {
 	l.mustBeMade()
 	l.mu.Lock()

@@ -21,7 +21,8 @@ import (
 // wait in WaitAny, and Reset makes it wait again.
 //
 // A Timer is safe for use by multiple goroutines. Rescheduling an existing
-// timer with Reset costs no allocation. The zero Timer is not usable: its
+// timer with Reset costs no allocation (TestSteadyFrameAllocatesNothing).
+// The zero Timer is not usable: its
 // methods panic; timers are made by PostAfter and PostAfterScaled.
 type Timer struct {
 	l      *Loom
@@ -157,7 +158,9 @@ func (l *Loom) timersOf(t *Timer) *timers {
 }
 
 // PostAfter queues f to run in the first frame at least d after now on l's
-// clock (unscaled); with d <= 0, in the next frame. It never blocks. With a
+// clock (unscaled); with d <= 0, in the next frame. A due time past the end
+// of the clock's range (math.MaxInt64 nanoseconds, about 292 years) is that
+// end, so a d of math.MaxInt64 means no timeout. It never blocks. With a
 // nil f, the Timer only marks the time: a Waitable that bounds another wait,
 // as in yield(WaitAny(handle, l.PostAfter(time.Second, nil))), after which
 // FirstDone tells which came first. If l is closed, the returned Timer never
@@ -169,9 +172,11 @@ func (l *Loom) PostAfter(d time.Duration, f func()) *Timer {
 // PostAfterScaled queues f to run in the first frame whose scaled time (see
 // Time) is at least d past the current frame's; with d <= 0, in the next
 // frame. Scaled time moves only from frame to frame, at the rate of the time
-// scale: a time scale of 0 holds f back, 2 brings it twice as soon. This is
+// scale: a time scale of 0 holds f back, 2 brings it twice as soon. As for
+// PostAfter, a due time past the end of the clock's range is that end. This is
 // how the delayed actions of Unity's Loom helper count; PostAfter counts on
-// unscaled time. It never blocks; f may be nil, as for PostAfter. If l is
+// unscaled time. In a frame, the delayed actions due on scaled time run after
+// those due on unscaled time. It never blocks; f may be nil, as for PostAfter. If l is
 // closed, the returned Timer never runs and its Err reports ErrClosed.
 func (l *Loom) PostAfterScaled(d time.Duration, f func()) *Timer {
 	return l.postAfter(nil, d, true, f)
@@ -196,12 +201,13 @@ func (l *Loom) postAfter(s *Scope, d time.Duration, scaled bool, f func()) *Time
 	return t
 }
 
-// dueLocked returns the time on t's clock d from now.
+// dueLocked returns the time on t's clock d from now, or the clock's end if
+// that is past it.
 func (l *Loom) dueLocked(t *Timer, d time.Duration) int64 {
 	if t.scaled {
-		return l.scaledNow() + max(int64(d), 0)
+		return after(l.scaledNow(), max(int64(d), 0))
 	}
-	return l.nowLocked() + max(int64(d), 0)
+	return after(l.nowLocked(), max(int64(d), 0))
 }
 
 // scheduleLocked puts t in its wheel due at due, leaving its earlier entry
@@ -254,7 +260,8 @@ func (t *Timer) Stop() bool {
 }
 
 // Reset makes t run d from now on its clock (unscaled, or scaled for a timer
-// of PostAfterScaled), whether it is waiting,
+// of PostAfterScaled; past the end of the clock's range, at that end, as
+// PostAfter), whether it is waiting,
 // has run or was stopped, and reports whether it was waiting. A timer reset
 // while it runs runs again in a later frame. After its loom or scope closed,
 // Reset does nothing and reports false.

@@ -3,9 +3,11 @@ package loom_test
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/taskqueue-go/taskqueue/loom"
@@ -60,8 +62,8 @@ func checkTimers(t *testing.T, ops []byte) {
 		case 4: // frame
 			now += time.Duration(arg%8) * time.Millisecond
 			var want []int
-			for k, r := range ref {
-				if r.waiting && r.due <= now {
+			for k := range ref { // by index: copies of refTimer cost the race detector a range check each
+				if r := &ref[k]; r.waiting && r.due <= now {
 					want = append(want, k)
 				}
 			}
@@ -95,6 +97,7 @@ func FuzzTimers(f *testing.F) {
 }
 
 func TestTimersRandom(t *testing.T) {
+	t.Parallel() // long, and shares nothing with the other tests: it runs beside them
 	r := rand.New(rand.NewPCG(11, 12))
 	for range 100 {
 		ops := make([]byte, 4000)
@@ -131,18 +134,24 @@ func checkTimersInFrame(t *testing.T, ops []byte) {
 	}
 	// refBefore reports whether r runs before q in a frame where both are
 	// due: unscaled timers first, then by due time, then by order.
-	refBefore := func(r, q refTimer) bool {
+	refBefore := func(r, q *refTimer) bool {
 		if r.scaled != q.scaled {
 			return !r.scaled
 		}
 		return r.due < q.due || r.due == q.due && r.seq < q.seq
+	}
+	// did is what an action did: note its timer, or stop or reset its
+	// target, with what Stop or Reset reported.
+	type did struct {
+		k, act, target int
+		reported       bool
 	}
 	var (
 		timers []*loom.Timer
 		ref    []refTimer
 		now    time.Duration
 		seq    int
-		ran    []string // what the loom's actions did, in order
+		ran    []did // what the loom's actions did, in order
 	)
 	for i := 1; i+2 < len(ops); i += 3 {
 		op, a, b := ops[i]%4, int(ops[i+1]), int(ops[i+2])
@@ -162,11 +171,11 @@ func checkTimersInFrame(t *testing.T, ops []byte) {
 			timers = append(timers, post(r.due-now, func() {
 				switch r.act {
 				case 0:
-					ran = append(ran, fmt.Sprint(k))
+					ran = append(ran, did{k: k})
 				case 1:
-					ran = append(ran, fmt.Sprint(k, " stop ", r.target, " ", timers[r.target].Stop()))
+					ran = append(ran, did{k, 1, r.target, timers[r.target].Stop()})
 				case 2:
-					ran = append(ran, fmt.Sprint(k, " reset ", r.target, " ", timers[r.target].Reset(r.d)))
+					ran = append(ran, did{k, 2, r.target, timers[r.target].Reset(r.d)})
 				}
 			}))
 		case 2: // stop or reset between frames
@@ -191,11 +200,11 @@ func checkTimersInFrame(t *testing.T, ops []byte) {
 			dt := time.Duration(a%4) * time.Millisecond
 			now += dt
 			lastSeq := seq
-			var want []string
+			var want []did
 			for len(want) < budget {
 				k := -1
-				for j, r := range ref {
-					if r.waiting && r.due <= now && r.seq <= lastSeq && (k < 0 || refBefore(r, ref[k])) {
+				for j := range ref { // by index: copies of refTimer cost the race detector a range check each
+					if r := &ref[j]; r.waiting && r.due <= now && r.seq <= lastSeq && (k < 0 || refBefore(r, &ref[k])) {
 						k = j
 					}
 				}
@@ -206,12 +215,12 @@ func checkTimersInFrame(t *testing.T, ops []byte) {
 				r := ref[k]
 				switch r.act {
 				case 0:
-					want = append(want, fmt.Sprint(k))
+					want = append(want, did{k: k})
 				case 1:
-					want = append(want, fmt.Sprint(k, " stop ", r.target, " ", ref[r.target].waiting))
+					want = append(want, did{k, 1, r.target, ref[r.target].waiting})
 					ref[r.target].waiting = false
 				case 2:
-					want = append(want, fmt.Sprint(k, " reset ", r.target, " ", ref[r.target].waiting))
+					want = append(want, did{k, 2, r.target, ref[r.target].waiting})
 					seq++
 					ref[r.target].due, ref[r.target].seq, ref[r.target].waiting = now+r.d, seq, true
 				}
@@ -219,7 +228,7 @@ func checkTimersInFrame(t *testing.T, ops []byte) {
 			ran = ran[:0]
 			l.UpdateDelta(dt)
 			if !slices.Equal(ran, want) {
-				t.Fatalf("op %d: frame at %v (budget %d) did %q; want %q", i, now, budget, ran, want)
+				t.Fatalf("op %d: frame at %v (budget %d) did %+v; want %+v (act 1: stop, 2: reset)", i, now, budget, ran, want)
 			}
 		}
 	}
@@ -237,6 +246,7 @@ func FuzzTimersInFrame(f *testing.F) {
 // due in the same frame, and the budget leaves some of each frame's due
 // timers to the next.
 func TestTimersInFrameRandom(t *testing.T) {
+	t.Parallel() // long, and shares nothing with the other tests: it runs beside them
 	r := rand.New(rand.NewPCG(13, 14))
 	for range 200 {
 		ops := make([]byte, 3000)
@@ -245,4 +255,61 @@ func TestTimersInFrameRandom(t *testing.T) {
 		}
 		checkTimersInFrame(t, ops)
 	}
+}
+
+// TestTimerDelaysSaturate: a delay near math.MaxInt64, the natural "no
+// timeout", means a due time at the end of the clock's range, not one
+// wrapped round to the past: such timers wait, for either clock and through
+// Reset and a Scope, frame after frame.
+func TestTimerDelaysSaturate(t *testing.T) {
+	for _, d := range []time.Duration{math.MaxInt64, math.MaxInt64 - time.Millisecond/2} {
+		t.Run(fmt.Sprintf("MaxInt64-%d", math.MaxInt64-d), func(t *testing.T) {
+			l := loom.New(loom.ManualClock())
+			s := l.NewScope()
+			l.UpdateDelta(time.Millisecond) // the clock is past zero: now + d would wrap
+			ran := map[string]bool{}
+			note := func(name string) func() { return func() { ran[name] = true } }
+			timers := map[string]*loom.Timer{
+				"PostAfter":             l.PostAfter(d, note("PostAfter")),
+				"PostAfterScaled":       l.PostAfterScaled(d, note("PostAfterScaled")),
+				"Scope.PostAfter":       s.PostAfter(d, note("Scope.PostAfter")),
+				"Scope.PostAfterScaled": s.PostAfterScaled(d, note("Scope.PostAfterScaled")),
+				"Reset":                 l.PostAfter(time.Millisecond, note("Reset")),
+				"Reset scaled":          l.PostAfterScaled(time.Millisecond, note("Reset scaled")),
+			}
+			timers["Reset"].Reset(d)
+			timers["Reset scaled"].Reset(d)
+			for range 3 {
+				l.UpdateDelta(time.Hour)
+			}
+			for name, tm := range timers {
+				if ran[name] || tm.IsDone() {
+					t.Errorf("%s(%v): ran %v, IsDone() = %v after 3 hours; want it waiting", name, d, ran[name], tm.IsDone())
+				}
+			}
+			if i := l.Idle(); !i.Timed || i.Delay < 100*365*24*time.Hour {
+				t.Errorf("Idle() = %+v; want the timers due in about 292 years", i)
+			}
+			l.SetTimeScale(1e-300) // scaled time all but stopped: its timers are due further still
+			if i := l.Idle(); !i.Timed || i.Delay < 100*365*24*time.Hour {
+				t.Errorf("Idle() = %+v at a time scale of 1e-300; want the timers due in about 292 years", i)
+			}
+			l.Close()
+		})
+	}
+	// The real clock too, where now is never zero.
+	synctest.Test(t, func(t *testing.T) {
+		l := loom.New()
+		time.Sleep(time.Millisecond)
+		ran := false
+		tm := l.PostAfter(math.MaxInt64, func() { ran = true })
+		for range 3 {
+			time.Sleep(time.Hour)
+			l.Update()
+		}
+		if ran || tm.IsDone() {
+			t.Errorf("PostAfter(MaxInt64) on the real clock: ran %v, IsDone() = %v; want it waiting", ran, tm.IsDone())
+		}
+		l.Close()
+	})
 }

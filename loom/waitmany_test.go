@@ -207,3 +207,44 @@ func TestPostBeforeDoneRunsBeforeResume(t *testing.T) {
 		})
 	}
 }
+
+// TestFirstDoneNamesAMemberWhosePostsRan: a frame budget holds a WaitAny,
+// seen over when its second member ended, for the posts that member made
+// before its end; meanwhile the first member ends too. When the coroutine
+// resumes, FirstDone names the first member, as it names the first in order
+// of those done, and that member's posts, made before its end, have run,
+// as those of the second.
+func TestFirstDoneNamesAMemberWhosePostsRan(t *testing.T) {
+	l := loom.New(loom.ManualClock(), loom.WithBudget(1, 0))
+	defer l.Close()
+	a, b := newFuture(), newFuture()
+	applied := []bool{false, false}
+	var resumedIn int64
+	first, sawApplied := -2, []bool(nil)
+	l.StartCoroutine(func(yield func(loom.Instruction) bool) {
+		if yield(loom.WaitAny(a, b)) {
+			resumedIn, first = l.Frame(), loom.FirstDone(a, b)
+			sawApplied = append(sawApplied, applied...)
+		}
+	})
+	l.UpdateDelta(time.Millisecond) // frame 1: it begins and waits
+	// b's worker posts its result after two other actions, then ends.
+	l.Post(func() {})
+	l.Post(func() {})
+	l.Post(func() { applied[1] = true })
+	b.end(nil)
+	l.UpdateDelta(time.Millisecond) // frame 2: one post runs; the wait is seen over, held for b's posts
+	l.UpdateDelta(time.Millisecond) // frame 3: the second post
+	// a's worker posts its result and ends, while the coroutine is held.
+	l.Post(func() { applied[0] = true })
+	a.end(nil)
+	for range 4 {
+		l.UpdateDelta(time.Millisecond)
+	}
+	if first != 0 || resumedIn == 0 {
+		t.Fatalf("resumed in frame %d, FirstDone = %d; want a resume, member 0, done by then", resumedIn, first)
+	}
+	if !sawApplied[0] || !sawApplied[1] {
+		t.Errorf("resumed in frame %d with FirstDone = 0, the members' posts applied: %v; want both", resumedIn, sawApplied)
+	}
+}

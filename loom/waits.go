@@ -31,6 +31,7 @@ type coroutines struct {
 	ids atomic.Uint64
 
 	live       []*Coroutine // started and not ended
+	watches    contextWatches
 	ready      []*Coroutine
 	frames     delayheap.Heap[*Coroutine]
 	scaled     delayheap.Wheel[*Coroutine]
@@ -55,17 +56,17 @@ func (co *coroutines) schedule(l *Loom, c *Coroutine, in Instruction) {
 	switch in.kind {
 	case waitSeconds:
 		if in.n > 0 {
-			co.park(&co.scaled, c, l.scaledNow()+in.n)
+			co.park(&co.scaled, c, after(l.scaledNow(), in.n))
 			return
 		}
 	case waitRealtime:
 		if in.n > 0 {
-			co.park(&co.real, c, int64(l.UnscaledTime())+in.n)
+			co.park(&co.real, c, after(int64(l.UnscaledTime()), in.n))
 			return
 		}
 	case waitFrames:
 		if in.n > 1 {
-			co.park(&co.frames, c, l.Frame()+in.n)
+			co.park(&co.frames, c, after(l.Frame(), in.n))
 			return
 		}
 	case waitUntil, waitWhile, waitCustom, waitAll, waitAny:
@@ -204,14 +205,22 @@ func (l *Loom) fail(c *Coroutine, p *PanicError) {
 // taken when the wait is first seen over, and the coroutine waits, frame
 // after frame, until that many actions were taken from the queue (a frame
 // budget may carry some over); posts that come later do not hold it back.
+//
+// A WaitAny counts again when, while it is held, a member before the one
+// it counted for ends: FirstDone, which names the first member done, will
+// name that one, whose posts must have run too.
 func (l *Loom) postsRan(c *Coroutine) bool {
+	first := -1
 	switch c.wait.kind {
-	case waitFor, waitAll, waitAny:
+	case waitAny:
+		first = c.wait.ref.(*multi).first
+	case waitFor, waitAll:
 	default:
 		return true
 	}
-	if c.postsDue == 0 {
+	if c.postsDue == 0 || first < c.postsFor {
 		c.postsDue = l.posts.Load() + 1
+		c.postsFor = first
 	}
 	if l.taken+1 < c.postsDue {
 		return false
@@ -258,6 +267,7 @@ func (l *Loom) runCoroutines() {
 	co.inPass, co.pass = true, l.Frame()
 	defer func() { co.inPass = false }()
 	l.applyRequests()
+	l.stopCanceled()
 
 	// Those that yielded in this frame, before the pass, wait for the next.
 	ready := co.ready
@@ -348,7 +358,7 @@ func (co *coroutines) idle(l *Loom, i *Idle) {
 	}
 	if scale := l.TimeScale(); scale > 0 {
 		if e := co.top(&co.scaled); e != nil {
-			i.timed(time.Duration(float64(e.Due-l.scaledNow()) / scale))
+			i.timed(time.Duration(clamp(float64(e.Due-l.scaledNow()) / scale)))
 		}
 	}
 }

@@ -1,0 +1,5 @@
+//go:build !race
+
+package loom_test
+
+const raceEnabled = false
