@@ -37,10 +37,11 @@
 //     idle, as libdispatch runs dispatch_sync.
 //   - [Scheduler.Holds] tells whether the work holds a slot, for checks such
 //     as "this wait would wait for itself".
-//   - [Scheduler.Await] lends the slots of shared targets while the work
-//     waits for another Scheduler of its tree (see Trees): once however
-//     many of its goroutines wait, never while a function runs in its place,
-//     and no longer than its item's run.
+//
+// An item that waits keeps its slot: a Scheduler lends no slot to the work
+// its items wait for. Items of a Scheduler of limit n that wait for other
+// items of it, or of its tree, hold slots those items need: when all n wait
+// so, the waits last until they give up, as with any pool of n workers.
 //
 // A Slot is valid while its item runs; once the item has returned it holds
 // nothing, whoever kept a copy.
@@ -56,6 +57,14 @@
 // starts, without starving the lowest. [Scheduler.Suspend],
 // [Scheduler.Resume] and [Scheduler.SetLimit] control a Scheduler as it runs,
 // its subtree included; [WithIdleFunc] reports when it goes idle.
+//
+// # Locks and callbacks
+//
+// No function of the caller's (an item, an idle function, a panic handler)
+// runs while a lock of this package is held. A caller must not hold a lock
+// that such a function takes while it calls a method of a Scheduler: the
+// method may run the idle function, on the caller's goroutine, once it has
+// released its own.
 //
 // # In a browser
 //

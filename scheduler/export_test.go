@@ -80,7 +80,7 @@ func (l *List) Check() string {
 func (s *Scheduler) Snapshot() (pending, active int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.list.live, int(s.active)
+	return s.list.live, int(s.slots.active)
 }
 
 // Active returns the number of slots in use: workers, turns and TryRun
@@ -88,23 +88,34 @@ func (s *Scheduler) Snapshot() (pending, active int) {
 func (s *Scheduler) Active() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return int(s.active)
+	return int(s.slots.active)
 }
 
-// Books returns a description of what is wrong with the slot counts of s, or
-// "".
+// Books returns a description of what is wrong with the counts of s, read
+// while its mutex is free, or "": the invariants of admit.go and tree.go.
 func (s *Scheduler) Books() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	c := &s.slots
 	switch {
-	case s.active < 0 || s.running < 0 || s.lent < 0 || s.inPlace < 0:
+	case c.active < 0 || c.running < 0 || c.turns < 0 || s.tree.pending < 0 || s.books.reserved < 0:
 		return "a negative count"
-	case s.running > s.active+s.lent && s.running-s.turnsRun > s.active+s.lent:
-		return "more items running than slots held"
-	case s.turns < 0 || s.turns > s.active:
-		return "turns out of range"
-	case s.mux.waitingTurns() > s.list.live:
+	case c.running > c.active:
+		return "more slots running than held"
+	case c.turns > c.running:
+		return "more turns running than slots running"
+	case s.tree.mux.waiting() > s.list.live:
 		return "more turns waiting than items in the list"
+	case s.gate.exclusive && c.running == 0:
+		return "a barrier runs on no slot"
+	case s.tree.pending > c.between():
+		return "more turns pending than slots between items"
+	}
+	if s.list.live > int(c.between()) && s.tree.pending == 0 {
+		pos := c.between()
+		if ok, newSlot := s.admitLocked(pos, pos == 0 && isBarrier(s.list.front()), false, false); ok && newSlot {
+			return "a queued item may start and no slot is on the way: a lost wake-up"
+		}
 	}
 	return ""
 }
@@ -129,27 +140,7 @@ func (l *List) Bytes() int {
 func (s *Scheduler) Counts() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return fmt.Sprintf("active %d running %d inPlace %d turnsRun %d lent %d turns %d live %d mux %d", s.active, s.running, s.inPlace, s.turnsRun, s.lent, s.turns, s.list.live, s.mux.waitingTurns())
-}
-
-// HeldSlot is the record of a slot of s that a Slot holds, kept for the
-// lending model test after the Slot's run ends.
-type HeldSlot struct{ r *slotRec }
-
-// Held returns the record of the slot of s that sl holds, or the zero
-// HeldSlot.
-func (s *Scheduler) Held(sl Slot) HeldSlot {
-	if h, ok := sl.of(s); ok {
-		return HeldSlot{h.rec}
-	}
-	return HeldSlot{}
-}
-
-// LendState returns the lending state of h (see settleLocked) and the lent
-// count of its Scheduler, read under the Scheduler's lock.
-func (h HeldSlot) LendState() (lends, uses int32, lentOut, moving bool, lent int32) {
-	s := h.r.s
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return h.r.lends, h.r.uses, h.r.lentOut, h.r.moving != nil, s.lent
+	c := &s.slots
+	return fmt.Sprintf("limit %d active %d running %d turns %d pending %d live %d mux %d suspends %d exclusive %v",
+		c.limit, c.active, c.running, c.turns, s.tree.pending, s.list.live, s.tree.mux.waiting(), s.gate.suspends, s.gate.exclusive)
 }

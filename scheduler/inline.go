@@ -1,7 +1,5 @@
 package scheduler
 
-import "context"
-
 // TryRun runs f on the calling goroutine, as an item of s, when s can run it
 // at once without breaking its rules, and reports whether it did. sl is the
 // Slot of the caller's work (see Slot), or the zero Slot for work that runs
@@ -12,153 +10,136 @@ import "context"
 //     for f, so the limit and, with a limit of one, exclusivity hold. This is
 //     the rule of .NET's TryExecuteTaskInline, which lets a task that waits
 //     for work of its own scheduler finish instead of deadlocking. f gets sl.
+//     It runs whether or not s is suspended or closed: it is part of a
+//     running item.
 //   - Otherwise, if nothing is queued, no barrier runs, s is neither closed
-//     nor suspended and a slot is free (for a child, on each target above it
-//     too: one that sl holds, or a free one), f takes a slot for its run, as
-//     libdispatch runs dispatch_sync on an idle queue. f gets the Slot of
-//     that run, which carries sl on.
+//     nor suspended and a slot is free, f takes a new slot for its run, as
+//     libdispatch runs dispatch_sync on an idle queue. For a child, each
+//     target above it must have a slot for it too: one that sl holds, used
+//     in its holder's place, or a free one of a target with nothing queued.
+//     f gets the Slot of that run, which carries sl on.
 //
 // Otherwise TryRun does nothing and reports false. A panic in f, or
 // runtime.Goexit, goes on up to the caller of TryRun after the slot is given
-// back.
-//
-// A slot that sl holds may be lent, while other work of its holder waits
-// (see Await): TryRun then waits for it to come back before f runs on it.
+// back. A function run in an item's place counts in Completed, not in
+// Running: the item it runs for is running already.
 func (s *Scheduler) TryRun(sl Slot, f func(Slot)) bool {
-	ran, _ := s.TryRunContext(context.Background(), sl, f)
-	return ran
-}
-
-// TryRunContext is TryRun, except that if ctx ends while it waits for a lent
-// slot to come back, it runs nothing and returns false and ctx.Err().
-func (s *Scheduler) TryRunContext(ctx context.Context, sl Slot, f func(Slot)) (bool, error) {
+	s.mustBeMade("TryRun")
 	if f == nil {
 		panic("scheduler: TryRun with a nil function")
 	}
 	if _, ok := sl.of(s); ok {
-		var held [maxLendDepth]Slot
-		n := sl.heldFrom(s, held[:])
-		if err := use(ctx, held[:n]); err != nil { // f runs on them: they are not lent meanwhile
-			return false, err
-		}
-		defer unuse(held[:n])
-		s.mu.Lock()
-		s.inPlace++
-		s.mu.Unlock()
-		defer s.endInPlace()
+		defer s.completeInPlace()
 		f(sl)
-		return true, nil
+		return true
 	}
-	own, ok, err := s.acquire(ctx, sl)
+	own, ok := s.acquire(sl)
 	if !ok {
-		return false, err
+		return false
 	}
 	defer s.release(own)
 	f(own)
-	return true, nil
+	return true
 }
 
-// acquire takes a new slot of s, if s may start an item now, for work that
-// carries sl, and returns its Slot. For a child it takes a slot of each
-// target above too: the one sl holds, in its holder's place, or a new one.
-// It returns ctx.Err() if ctx ended while it waited for a lent slot that sl
-// holds to come back.
-func (s *Scheduler) acquire(ctx context.Context, sl Slot) (Slot, bool, error) {
+// completeInPlace counts a function that TryRun ran in an item's place.
+func (s *Scheduler) completeInPlace() {
 	s.mu.Lock()
-	if !s.freeLocked(false) || s.Closed() {
-		s.mu.Unlock()
-		return Slot{}, false, nil
-	}
-	s.active++
-	s.running++
-	if s.parent == nil {
-		_, own := s.takeRecLocked(sl)
-		s.mu.Unlock()
-		return own, true, nil
-	}
+	s.books.completed++
 	s.mu.Unlock()
-	// A child's slot is a turn on its target's: in the place of the caller's
-	// item if sl holds a slot there, else on a new one.
-	up, took := sl, false
-	var err error
-	ok := true
-	if _, held := sl.of(s.parent); held {
-		var held [maxLendDepth]Slot
-		if err = use(ctx, held[:sl.heldFrom(s.parent, held[:])]); err == nil {
-			s.parent.mu.Lock()
-			s.parent.inPlace++
-			s.parent.mu.Unlock()
+}
+
+// maxDepth bounds the levels that TryRun and TryEnqueue lock at once: in a
+// deeper tree they report false, and the work goes through the lists.
+const maxDepth = 16
+
+// A path is the levels of a tree that TryRun or TryEnqueue hold locked, from
+// a Scheduler up, child first, as the lock order of the module asks.
+type path struct {
+	levels [maxDepth]*Scheduler
+	n      int
+}
+
+// lock locks a, the next level up, reporting false, with nothing more
+// locked, if the path is as deep as it may be.
+func (p *path) lock(a *Scheduler) bool {
+	if p.n == len(p.levels) {
+		return false
+	}
+	a.mu.Lock()
+	p.levels[p.n] = a
+	p.n++
+	return true
+}
+
+// unlock releases every level, the root first. It changes nothing else: the
+// callers start by hand the slots they counted.
+func (p *path) unlock() {
+	for i := p.n - 1; i >= 0; i-- {
+		p.levels[i].mu.Unlock()
+	}
+}
+
+// acquire takes a new slot of s for a TryRun of work that carries sl, if
+// admitLocked lets such a function start at once, and returns its Slot. For
+// a child it takes a slot of each target above too, up to one that sl
+// holds, whose holder's place the function takes. It decides with the path
+// locked, so that the slots it finds free are the ones it takes.
+func (s *Scheduler) acquire(sl Slot) (Slot, bool) {
+	if s.Closed() {
+		return Slot{}, false
+	}
+	var p path
+	for a := s; a != nil; a = a.tree.parent {
+		if _, held := sl.of(a); held {
+			break // the function runs there in the place of sl's holder
 		}
-		ok = err == nil
-	} else {
-		up, took, err = s.parent.acquire(ctx, sl)
-		ok = took
+		if !p.lock(a) {
+			p.unlock()
+			return Slot{}, false
+		}
+		if ok, _ := a.admitLocked(0, false, true, false); !ok {
+			p.unlock()
+			return Slot{}, false
+		}
 	}
-	if !ok {
-		s.mu.Lock()
-		s.active--
-		s.running--
-		s.spawnLocked()
-		s.idleLocked()
-		s.unlock()
-		return Slot{}, false, err
+	up := sl                        // the new slots carry sl on, and the slot it holds above the path
+	for i := p.n - 1; i >= 0; i-- { // top down, so that each record links to the slot above
+		a := p.levels[i]
+		a.slots.active++
+		a.slots.running++
+		if i > 0 {
+			a.slots.turns++ // it runs the work of a child
+		}
+		a.books.busy = true
+		var rec *slotRec
+		rec, up = a.takeRecLocked(up)
+		rec.acquired = int32(p.n) // read from s's record alone
 	}
-	s.mu.Lock()
-	rec, own := s.takeRecLocked(up)
-	rec.tookUp = took // release gives it back
-	s.mu.Unlock()
-	return own, true, nil
+	p.unlock()
+	return up, true
 }
 
-// release gives back the slot own, which acquire took, counting its item as
-// completed, and, for a child, what acquire took of the targets above. Items
-// queued meanwhile start on new slots.
+// release gives back the slots that acquire took for own, from s up,
+// counting the function as a completed item of s, and starts the slots that
+// items queued meanwhile need.
 func (s *Scheduler) release(own Slot) {
-	up, tookUp := own.up(), own.rec.tookUp
-	own.rec.tookUp = false
-	s.mu.Lock()
-	s.giveRecLocked(own.rec)
-	var leases *lease
-	if own.rec.hasLeases.Load() {
-		leases = s.takeLeasesLocked(own.rec)
+	a, r := s, own.rec
+	for n := r.acquired; n > 0; n-- {
+		next := r.upRec.Load() // the slot above, before r is given back
+		a.mu.Lock()
+		r.acquired = 0
+		a.giveRecLocked(r)
+		a.slots.active--
+		a.slots.running--
+		if a == s {
+			a.books.completed++
+		} else {
+			a.slots.turns--
+		}
+		a.unlock()
+		a, r = a.tree.parent, next
 	}
-	s.freeSlotLocked() // before finishLocked starts new slots
-	s.finishLocked(nil)
-	s.spawnLocked()
-	s.idleLocked()
-	s.unlock()
-	giveBackLeases(leases)
-	if s.parent == nil {
-		return
-	}
-	if tookUp {
-		s.parent.release(up)
-	} else {
-		var held [maxLendDepth]Slot
-		unuse(held[:up.heldFrom(s.parent, held[:])])
-		s.parent.endInPlace()
-	}
-}
-
-func (s *Scheduler) endInPlace() {
-	s.mu.Lock()
-	s.inPlace--
-	s.completed++
-	s.idleLocked()
-	s.unlock()
-}
-
-// freeLocked reports whether an item could start on a new slot of s now,
-// ahead of nothing: no item waits without a slot on the way, no barrier runs,
-// s is not suspended and a slot is free: for one of s's own items, one that
-// no waiting item lent; for a child's turn, any (see lend.go).
-func (s *Scheduler) freeLocked(turn bool) bool {
-	used := s.active
-	if !turn {
-		used += s.lent
-	}
-	return !s.exclusive && s.suspends == 0 && used < s.limit &&
-		int32(min(s.queuedLocked(), maxLimit)) <= s.active-s.running && !s.heldAbove()
 }
 
 // TryEnqueue queues t only if it can start at once, on a free slot with
@@ -167,65 +148,53 @@ func (s *Scheduler) freeLocked(turn bool) bool {
 // needs at once too. It never blocks and never waits for room. After Close it
 // reports false.
 func (s *Scheduler) TryEnqueue(t Task) bool {
+	s.mustBeMade("TryEnqueue")
 	mustTask("TryEnqueue", t)
-	// Lock the path from s up to the root, child before target, so that
-	// nothing takes the free slots between the look and the start.
-	var path [maxLendDepth + 1]*Scheduler
-	n := 0
-	for a := s; a != nil && n < len(path); a = a.parent {
-		a.mu.Lock()
-		path[n] = a
-		n++
-	}
-	defer func() {
-		for i := n - 1; i >= 1; i-- {
-			path[i].mu.Unlock()
-		}
-	}()
-	// need is how many levels, from s up, must start a new slot: the new
-	// item's at s, then, for a child, the turn it requests on its target.
-	need := 0
-	ok := !s.Closed() && (!isBarrier(t) || s.running == 0 && s.queuedLocked() == 0)
-	for i := 0; ok && i < n; i++ {
-		a := path[i]
-		if a.exclusive || a.suspends > 0 || int32(min(a.queuedLocked(), maxLimit)) > a.active-a.running {
-			ok = false // a barrier runs, a is held, or items wait without a slot
-		} else if need == i && int32(a.queuedLocked()) == a.active-a.running {
-			// No slot of a is free between items: the new item, or the new
-			// turn from below, needs one (an item of s's own, one that no
-			// waiting item lent).
-			used := a.active
-			if i == 0 {
-				used += a.lent
-			}
-			if ok = used < a.limit; ok {
-				need = i + 1
-			}
-		}
-	}
-	if ok && s.room != nil {
-		ok = s.room.sem.TryAcquire(1)
-	}
-	if !ok {
-		s.mu.Unlock()
+	if s.Closed() {
 		return false
 	}
-	id := s.list.push(t)
-	s.waits.pushedLocked(id)
-	if isBarrier(t) {
-		s.barriers++
+	// Decide with the path from s to its root locked, so that nothing takes
+	// the free slots between the look and the start.
+	var p path
+	var fresh [maxDepth]bool // levels that start a new slot
+	need := true             // the work at this level joins its list: t at s, then a new turn
+	for a := s; a != nil; a = a.tree.parent {
+		if !p.lock(a) {
+			p.unlock()
+			return false
+		}
+		pos, barrier := int32(a.list.live), a == s && isBarrier(t)
+		if !need {
+			// The level below takes t on a slot between items, a turn
+			// queued here: every item of this list must start at once.
+			pos, barrier = pos-1, false
+		}
+		ok, newSlot := a.admitLocked(pos, barrier, false, false)
+		// A new slot serves t only if every item queued before it has one
+		// already: those that have none wait, and t would wait behind them.
+		if !ok || newSlot && (!need || pos > a.slots.between()) {
+			p.unlock()
+			return false
+		}
+		fresh[p.n-1] = need && newSlot
+		need = newSlot
 	}
-	for i := 0; i < need; i++ {
-		a := path[i]
-		a.active++
-		if a.parent == nil {
+	if r := s.cfg.room; r != nil && !r.sem.TryAcquire(1) {
+		p.unlock()
+		return false
+	}
+	s.pushLocked(t)
+	for i := 0; i < p.n && fresh[i]; i++ {
+		a := p.levels[i]
+		a.slots.active++
+		if a.tree.parent == nil {
 			rec, _ := a.takeRecLocked(Slot{})
 			go rec.work()
 			break
 		}
-		a.turns++ // with the target's free slot found above, it starts at once
-		a.parent.queueTurnLocked(a)
+		a.tree.pending++ // with a free slot of the target found above, it begins at once
+		a.tree.parent.queueTurnLocked(a)
 	}
-	s.mu.Unlock()
+	p.unlock()
 	return true
 }

@@ -21,11 +21,7 @@ type mux struct {
 	levels []*level   // by priority, highest first
 	streak int32      // starts in a row from the highest level while a lower one waited
 	seq    uint64     // orders the turns of all levels
-	// ids are the IDs of the mux items in the target's list, oldest first,
-	// so that a turn can start on a lent slot ahead of the target's own
-	// items (see lend.go).
-	ids  []ID
-	head int
+	queued int        // mux items in the target's list: turns waiting for a slot
 }
 
 // A level is a FIFO of the children's turns of one priority.
@@ -52,50 +48,21 @@ func (m *mux) Run(sl Slot) {
 	c.drain(sl)
 }
 
-// waitingTurns returns the number of turns waiting in the target's list;
-// m may be nil. (A turn taken from the list stays in its level until the
-// mux item that took it picks it.)
-func (m *mux) waitingTurns() int {
+// waiting returns the number of turns waiting in the target's list; m may
+// be nil. (A turn taken from the list stays in its level until the mux item
+// that took it picks it.)
+func (m *mux) waiting() int {
 	if m == nil {
 		return 0
 	}
-	return len(m.ids) - m.head
+	return m.queued
 }
 
-// pushTurn queues a turn of c, a child of s that has just counted it in its
-// active slots. A turn is queued whatever the state of s, closed or bounded:
-// it carries work that c has accepted.
-func (s *Scheduler) pushTurn(c *Scheduler) {
-	s.mu.Lock()
-	s.queueTurnLocked(c)
-	s.spawnLocked()
-	s.mu.Unlock()
-}
-
-// queueTurnLocked queues a turn of c in s's list, starting nothing.
-func (s *Scheduler) queueTurnLocked(c *Scheduler) {
-	if s.mux == nil {
-		s.mux = &mux{s: s}
-	}
-	m := s.mux
+// add puts a turn of c in its level, for a mux item that the caller queues.
+func (m *mux) add(c *Scheduler) {
 	m.seq++
-	lv := m.levelFor(c.prio)
+	lv := m.levelFor(c.tree.prio)
 	lv.turns = append(lv.turns, turn{c, m.seq})
-	m.ids = append(m.ids, s.list.push(m))
-}
-
-// taken forgets the oldest mux item's ID: it left the list, at its head or
-// ahead of it.
-func (m *mux) taken() ID {
-	id := m.ids[m.head]
-	m.head++
-	if m.head == len(m.ids) {
-		m.ids, m.head = m.ids[:0], 0
-		if cap(m.ids) > maxIdleLevel {
-			m.ids = nil
-		}
-	}
-	return id
 }
 
 // levelFor returns m's level of priority prio, making it if needed.

@@ -26,18 +26,18 @@ const regionName = "scheduler"
 // setLabels makes the calling goroutine, a worker or a drainer of s, carry
 // s's pprof labels, if s has a name. It reports whether it did.
 func (s *Scheduler) setLabels() bool {
-	if s.labelCtx == nil {
+	if s.cfg.labelCtx == nil {
 		return false
 	}
-	pprof.SetGoroutineLabels(s.labelCtx)
+	pprof.SetGoroutineLabels(s.cfg.labelCtx)
 	return true
 }
 
 // restoreLabels gives the calling goroutine, whose labels a drainer of a
 // child of s changed, s's labels back: those of s's name, or none.
 func (s *Scheduler) restoreLabels() {
-	if s.labelCtx != nil {
-		pprof.SetGoroutineLabels(s.labelCtx)
+	if s.cfg.labelCtx != nil {
+		pprof.SetGoroutineLabels(s.cfg.labelCtx)
 	} else {
 		pprof.SetGoroutineLabels(context.Background())
 	}
@@ -52,7 +52,7 @@ func (s *Scheduler) region() region {
 	if !trace.IsEnabled() {
 		return region{}
 	}
-	name := s.name
+	name := s.cfg.name
 	if name == "" {
 		name = regionName
 	}

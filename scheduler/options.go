@@ -104,7 +104,10 @@ func WithQuantum(n int) Option {
 // it and its subtree. It may be called more than once while the Scheduler
 // stays idle, and concurrently with new items, which it must check for
 // itself (a pool of schedulers by key drops one found idle under its own
-// lock). It runs on the goroutine that left the Scheduler idle, and must not
+// lock). It runs on the goroutine that left the Scheduler idle, after the
+// Scheduler has released its lock, whichever method that goroutine called
+// (a worker's, Enqueue, TryDequeue, Reservation.Enqueue, Resume...): the
+// callers of those methods must not hold a lock that f takes. It must not
 // block.
 func WithIdleFunc(f func()) Option {
 	if f == nil {

@@ -72,7 +72,8 @@ type Reservation struct {
 // an unbounded Scheduler it only checks that it is open. It never blocks: it
 // returns ErrFull if the list is full and ErrClosed after Close.
 func (s *Scheduler) Reserve() (*Reservation, error) {
-	if s.room != nil && !s.room.sem.TryAcquire(1) {
+	s.mustBeMade("Reserve")
+	if r := s.cfg.room; r != nil && !r.sem.TryAcquire(1) {
 		if s.Closed() {
 			return nil, ErrClosed
 		}
@@ -83,8 +84,9 @@ func (s *Scheduler) Reserve() (*Reservation, error) {
 
 // ReserveContext is Reserve that waits for room as EnqueueContext does.
 func (s *Scheduler) ReserveContext(ctx context.Context) (*Reservation, error) {
-	if s.room != nil && !s.room.sem.TryAcquire(1) {
-		if err := s.room.wait(ctx); err != nil {
+	s.mustBeMade("ReserveContext")
+	if r := s.cfg.room; r != nil && !r.sem.TryAcquire(1) {
+		if err := r.wait(ctx); err != nil {
 			return nil, err
 		}
 	}
@@ -99,14 +101,16 @@ func (s *Scheduler) reservation() (*Reservation, error) {
 	s.mu.Lock()
 	if s.Closed() {
 		s.mu.Unlock()
-		s.room.release(1)
+		s.cfg.room.release(1)
 		return nil, ErrClosed
 	}
-	s.reserved++
+	s.books.reserved++
+	s.books.busy = true
 	s.mu.Unlock()
-	for a := s.parent; a != nil; a = a.parent {
+	for a := s.tree.parent; a != nil; a = a.tree.parent {
 		a.mu.Lock()
-		a.reserved++
+		a.books.reserved++
+		a.books.busy = true
 		a.mu.Unlock()
 	}
 	return &Reservation{s: s}, nil
@@ -115,10 +119,9 @@ func (s *Scheduler) reservation() (*Reservation, error) {
 // unreserve ends a reservation of s, from s up, after its item was queued
 // (or not, if canceled), so that no Scheduler on the way looks idle between.
 func (s *Scheduler) unreserve() {
-	for a := s; a != nil; a = a.parent {
+	for a := s; a != nil; a = a.tree.parent {
 		a.mu.Lock()
-		a.reserved--
-		a.idleLocked()
+		a.books.reserved--
 		a.unlock()
 	}
 }
@@ -134,7 +137,7 @@ func (r *Reservation) Enqueue(t Task) ID {
 	s := r.s
 	s.mu.Lock()
 	id := s.pushLocked(t)
-	s.mu.Unlock()
+	s.unlock()
 	s.unreserve()
 	return id
 }
@@ -145,7 +148,7 @@ func (r *Reservation) Cancel() bool {
 	if r.used.Swap(true) {
 		return false
 	}
-	r.s.room.release(1)
+	r.s.cfg.room.release(1)
 	r.s.unreserve()
 	return true
 }

@@ -28,110 +28,110 @@ var (
 // it runs its items on its target's slots (see the package documentation,
 // Trees).
 //
-// The zero Scheduler is not usable; call New. A Scheduler is safe for use by
-// multiple goroutines and must not be copied after first use. With a limit of
-// one, the return of each item's Run happens before the start of the next
-// item's Run.
+// The zero Scheduler is not usable: its methods panic; call New. A Scheduler
+// is safe for use by multiple goroutines and must not be copied after first
+// use. With a limit of one, the return of each item's Run happens before the
+// start of the next item's Run.
 type Scheduler struct {
+	cfg    *config     // set by New and never changed
+	tree   tree        // s's place in a tree of schedulers (see tree.go)
+	closed atomic.Bool // set by Close, under mu; read without it by s's subtree
+
+	// mu guards the fields below. Every decision to start or stop a slot is
+	// taken under mu together with the look at the list it depends on, and
+	// every critical section that changes them ends in unlock, which starts
+	// the slots the queued items need: so an item pushed while the last
+	// worker leaves either is seen by that worker, or sees the worker gone
+	// and starts a new one. See admit.go for the invariants.
+	mu    sync.Mutex
+	list  list  // s's own items and its children's turns, in order
+	slots slots // the limit, and the slots held and running
+	gate  gate  // what holds items back: suspension, barriers
+	books books // reservations, completions and the idle signal
+	waits waits // a sample of how long items wait to start
+}
+
+// config is what New sets and nothing changes.
+type config struct {
 	onPanic  func(*PanicError)
 	onIdle   func()          // WithIdleFunc; nil if none
 	name     string          // WithName
 	labelCtx context.Context // the pprof labels of the name; nil if none
 	room     *room           // nil unless WithMaxPending
-	parent   *Scheduler      // the target whose slots s runs on; nil for a root
-	prio     int32           // the priority of s's turns on its target
-	quantum  int32           // the items a turn of s runs before its siblings get theirs
+}
 
-	closed atomic.Bool // set by Close, under mu; read without it by s's subtree
-	halted atomic.Bool // s is suspended; read without mu by s's subtree and batches
-	cut    atomic.Bool // more slots are held than the limit: read without mu by batches
-	// taking counts the workers of a batch between their look at halted and
-	// cut and the end of their take (see runBatchLocked): Suspend and
-	// SetLimit wait for it to drop to zero, so that no take they did not
-	// stop ends after they return.
-	taking atomic.Int32
-
-	mu sync.Mutex // guards the fields below
-	// Every decision to start or stop a slot is taken under mu together with
-	// the look at the list it depends on. That is what rules out a lost
-	// wake-up: an item pushed while the last worker leaves either is seen by
-	// that worker, or sees the worker gone and starts a new one.
-	//
-	// Invariants, whenever mu is free: active counts the slots held (by
-	// workers, by the turns of a child, by TryRun) and lent the slots that
-	// waiting items lent (see Await); running counts the items running on
-	// them, so active-running slots are between items and about to take
-	// one; every queued item that may start has a slot on the way unless
-	// active+lent reaches limit; a child has at most one turn requested from
-	// its target and not begun (turns).
-	list      list            // s's own items and its children's turns, in order
-	mux       *mux            // the turns of s's children waiting in list; nil until s has had a child with work
-	barriers  int32           // barriers in list
-	limit     int32           //
-	active    int32           // slots held
-	running   int32           // items running on slots, turns of children and TryRun included
-	inPlace   int32           // functions running in the place of an item (TryRun with its Slot)
-	turnsRun  int32           // children's turns running (counted in running)
-	reserved  int32           // reservations of s and its subtree not yet used or canceled
-	lent      int32           // slots lent by waiting items (see Await), not counted in active
-	returners []chan struct{} // waiting items that want their lent slot back, oldest first
-	turns     int32           // (a child) turns requested from the target and not begun: 0 or 1
-	exclusive bool            // a barrier is running: nothing else may start
-	notify    bool            // s went idle: unlock calls onIdle
-	suspends  int32           // Suspend calls not yet resumed
-	completed uint64          // items whose Run has returned or panicked
-	idle      chan struct{}   // closed when s goes idle, for Wait; nil if nobody waits
-	recs      []*slotRec      // free slot records
-	b         *batch          // the head of the queue, taken off the list by a serial worker; nil if none
-	waits     waits           // a sample of how long items wait to start
+// books holds what s has done and what it still owes, under s.mu.
+type books struct {
+	reserved  int32         // reservations of s and its subtree not yet used or canceled
+	completed uint64        // items whose Run has returned or panicked
+	busy      bool          // s had work since it was last idle: going idle is news for onIdle
+	idle      chan struct{} // closed when s goes idle, for Wait; nil if nobody waits
 }
 
 // New returns a Scheduler that runs at most limit items at once. A limit of
-// one makes a serial scheduler. New panics if limit < 1.
+// one makes a serial scheduler. A limit above 1<<30 is taken as 1<<30, which
+// is no limit in practice: a worker starts for every item queued while
+// fewer run. New panics if limit < 1.
 func New(limit int, opts ...Option) *Scheduler {
 	if limit < 1 {
 		panic(fmt.Sprintf("scheduler: New(%d): limit must be positive", limit))
 	}
 	o := buildOptions(opts)
-	s := &Scheduler{onPanic: o.onPanic, onIdle: o.onIdle, parent: o.target, prio: o.priority,
-		quantum: o.quantum, limit: int32(min(limit, maxLimit))}
+	c := &config{onPanic: o.onPanic, onIdle: o.onIdle, name: o.name}
 	if o.name != "" {
-		s.name = o.name
-		s.labelCtx = pprof.WithLabels(context.Background(), pprof.Labels(labelKey, o.name))
+		c.labelCtx = pprof.WithLabels(context.Background(), pprof.Labels(labelKey, o.name))
 	}
 	if o.maxPending > 0 {
-		s.room = newRoom(o.maxPending)
+		c.room = newRoom(o.maxPending)
 	}
+	s := &Scheduler{cfg: c}
+	s.slots.limit = int32(min(limit, maxLimit))
+	s.tree = tree{parent: o.target, prio: o.priority, quantum: o.quantum}
 	return s
 }
 
 // maxLimit is the largest limit a Scheduler keeps; larger ones are cut to it.
 const maxLimit = 1 << 30
 
+// mustBeMade panics on the zero Scheduler, naming the call, rather than
+// accept items it would never run.
+func (s *Scheduler) mustBeMade(call string) {
+	if s.cfg == nil {
+		panic("scheduler: " + call + " on a zero Scheduler; make one with New")
+	}
+}
+
 // Limit returns the most items s runs at once.
 func (s *Scheduler) Limit() int {
+	s.mustBeMade("Limit")
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return int(s.limit)
+	return int(s.slots.limit)
 }
 
 // Stats describes a Scheduler at one instant.
 type Stats struct {
-	Pending   int     // items queued and not started
-	Running   int     // items running, those run by TryRun included
-	Completed uint64  // items whose Run has returned or panicked
+	Pending int // items queued and not started
+	// Running counts the items of s that have started and not returned:
+	// those on s's slots, and those that TryRun runs on a new slot of s.
+	// A function that TryRun runs in the place of an item is part of that
+	// item's run and is not counted again, so Running never exceeds Limit
+	// but while SetLimit lowers it.
+	Running   int
+	Completed uint64  // items whose Run has returned or panicked, TryRun's functions included
 	Wait      Latency // how long a sample of the items waited to start
 }
 
 // Stats returns the state of s, read at one instant. The items of s's
 // children are theirs: they count in their Stats, not in s's.
 func (s *Scheduler) Stats() Stats {
+	s.mustBeMade("Stats")
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return Stats{
-		Pending:   s.queuedLocked() - s.mux.waitingTurns(),
-		Running:   int(s.running + s.inPlace - s.turnsRun),
-		Completed: s.completed,
+		Pending:   s.list.live - s.tree.mux.waiting(),
+		Running:   int(s.slots.running - s.slots.turns),
+		Completed: s.books.completed,
 		Wait:      s.waits.latency(),
 	}
 }
@@ -139,11 +139,11 @@ func (s *Scheduler) Stats() Stats {
 // Enqueue adds t at the end of the list and returns its ID. It never blocks:
 // if s was built WithMaxPending and the list is full, it returns ErrFull; after
 // Close it returns ErrClosed. Enqueue costs no allocation once the list's
-// segments are pooled; see BenchmarkEnqueue. A task marked with Barrier runs
-// alone.
+// segments are pooled. A task marked with Barrier runs alone.
 func (s *Scheduler) Enqueue(t Task) (ID, error) {
+	s.mustBeMade("Enqueue")
 	mustTask("Enqueue", t)
-	if s.room != nil && !s.room.sem.TryAcquire(1) {
+	if r := s.cfg.room; r != nil && !r.sem.TryAcquire(1) {
 		if s.Closed() {
 			return 0, ErrClosed
 		}
@@ -157,9 +157,10 @@ func (s *Scheduler) Enqueue(t Task) (ID, error) {
 // Waiting callers get room in the order they started waiting. For a
 // Scheduler without WithMaxPending, EnqueueContext is Enqueue.
 func (s *Scheduler) EnqueueContext(ctx context.Context, t Task) (ID, error) {
+	s.mustBeMade("EnqueueContext")
 	mustTask("EnqueueContext", t)
-	if s.room != nil && !s.room.sem.TryAcquire(1) {
-		if err := s.room.wait(ctx); err != nil {
+	if r := s.cfg.room; r != nil && !r.sem.TryAcquire(1) {
+		if err := r.wait(ctx); err != nil {
 			return 0, err
 		}
 	}
@@ -171,22 +172,22 @@ func (s *Scheduler) push(t Task) (ID, error) {
 	s.mu.Lock()
 	if s.Closed() {
 		s.mu.Unlock()
-		s.room.release(1)
+		s.cfg.room.release(1)
 		return 0, ErrClosed
 	}
 	id := s.pushLocked(t)
-	s.mu.Unlock()
+	s.unlock()
 	return id, nil
 }
 
-// pushLocked queues t and starts the slot it needs.
+// pushLocked queues t; unlock starts the slot it needs.
 func (s *Scheduler) pushLocked(t Task) ID {
 	id := s.list.push(t)
 	s.waits.pushedLocked(id)
 	if isBarrier(t) {
-		s.barriers++
+		s.gate.barriers++
 	}
-	s.spawnLocked()
+	s.books.busy = true
 	return id
 }
 
@@ -195,26 +196,17 @@ func (s *Scheduler) pushLocked(t Task) ID {
 // The item's memory is freed at once, even while the items queued before it
 // wait.
 func (s *Scheduler) TryDequeue(id ID) bool {
+	s.mustBeMade("TryDequeue")
 	s.mu.Lock()
-	if s.b != nil && s.b.remove(id) {
-		s.releaseBatchLocked()
-		s.spawnLocked()
-		s.idleLocked()
-		s.unlock()
-		s.room.release(1)
-		return true
-	}
-	if seg, i := s.list.find(id); seg == nil || seg.at(i) == Task(s.mux) {
+	if seg, i := s.list.find(id); seg == nil || s.tree.isTurn(seg.at(i)) {
 		s.mu.Unlock()
 		return false // not queued, or the turn of a child, which is not s's to remove
 	}
 	if isBarrier(s.list.remove(id)) {
-		s.barriers--
+		s.gate.barriers--
 	}
-	s.spawnLocked() // a barrier that held the head back may be gone
-	s.idleLocked()
-	s.unlock()
-	s.room.release(1)
+	s.unlock() // a barrier that held the head back may be gone, and s may be idle
+	s.cfg.room.release(1)
 	return true
 }
 
@@ -222,6 +214,7 @@ func (s *Scheduler) TryDequeue(id ID) bool {
 // their barrier marks removed. Items already running go on, and so does the
 // work of s's children, which is theirs: their turns stay queued.
 func (s *Scheduler) DequeueAll() []Task {
+	s.mustBeMade("DequeueAll")
 	s.mu.Lock()
 	return s.dequeueAllLocked()
 }
@@ -231,36 +224,27 @@ func (s *Scheduler) DequeueAll() []Task {
 // started before it or is among those it returns, and every item after it
 // is refused.
 func (s *Scheduler) CloseNow() []Task {
+	s.mustBeMade("CloseNow")
 	s.mu.Lock()
 	s.closed.Store(true)
 	ts := s.dequeueAllLocked()
-	s.room.close()
+	s.cfg.room.close()
 	return ts
 }
 
 // dequeueAllLocked is DequeueAll, called with s.mu held, which it unlocks.
 func (s *Scheduler) dequeueAllLocked() []Task {
 	var ts []Task
-	if s.b != nil {
-		ts = s.b.drain(ts)
-		s.releaseBatchLocked()
-	}
-	all := s.list.drain()
-	if s.mux != nil {
-		s.mux.ids, s.mux.head = s.mux.ids[:0], 0
-	}
-	for _, t := range all {
-		if t == Task(s.mux) {
-			// A child's turn keeps its order among the turns.
-			s.mux.ids = append(s.mux.ids, s.list.push(t))
+	for _, t := range s.list.drain() {
+		if s.tree.isTurn(t) {
+			s.tree.requeueTurnLocked(&s.list) // a child's turn keeps its place among the turns
 			continue
 		}
 		ts = append(ts, unbarrier(t))
 	}
-	s.barriers = 0
-	s.idleLocked()
+	s.gate.barriers = 0
 	s.unlock()
-	s.room.release(len(ts))
+	s.cfg.room.release(len(ts))
 	return ts
 }
 
@@ -270,16 +254,18 @@ func (s *Scheduler) dequeueAllLocked() []Task {
 // place of a running item. Items already queued still run, and so do items
 // queued on reservations taken before Close. Close is idempotent.
 func (s *Scheduler) Close() {
+	s.mustBeMade("Close")
 	s.mu.Lock()
 	s.closed.Store(true)
 	s.mu.Unlock()
-	s.room.close()
+	s.cfg.room.close()
 }
 
 // Closed reports whether s is closed: Close was called on s or on one of the
 // targets above it.
 func (s *Scheduler) Closed() bool {
-	for a := s; a != nil; a = a.parent {
+	s.mustBeMade("Closed")
+	for a := s; a != nil; a = a.tree.parent {
 		if a.closed.Load() {
 			return true
 		}
@@ -292,52 +278,21 @@ func (s *Scheduler) Closed() bool {
 // queued while Wait waits are waited for too. Called from an item of s, it
 // would wait for that item too: it never returns before its ctx is done.
 func (s *Scheduler) Wait(ctx context.Context) error {
+	s.mustBeMade("Wait")
 	s.mu.Lock()
 	if s.isIdleLocked() {
 		s.mu.Unlock()
 		return nil
 	}
-	if s.idle == nil {
-		s.idle = make(chan struct{})
+	if s.books.idle == nil {
+		s.books.idle = make(chan struct{})
 	}
-	idle := s.idle
+	idle := s.books.idle
 	s.mu.Unlock()
 	select {
 	case <-idle:
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
-	}
-}
-
-func (s *Scheduler) isIdleLocked() bool {
-	return s.queuedLocked() == 0 && s.running == 0 && s.inPlace == 0 && s.reserved == 0
-}
-
-// idleLocked wakes Wait if s is idle, has unlock call the idle function, and
-// frees what an idle s keeps for the next items once no slot is left to use
-// it.
-func (s *Scheduler) idleLocked() {
-	if !s.isIdleLocked() {
-		return
-	}
-	s.notify = s.onIdle != nil
-	if s.idle != nil {
-		close(s.idle)
-		s.idle = nil
-	}
-	if s.active == 0 {
-		s.list.shrink() // the slot records are kept: a few, small, reused
-	}
-}
-
-// unlock releases s.mu, then calls the idle function (see WithIdleFunc) if
-// s went idle while it was held.
-func (s *Scheduler) unlock() {
-	notify := s.notify
-	s.notify = false
-	s.mu.Unlock()
-	if notify {
-		s.onIdle()
 	}
 }

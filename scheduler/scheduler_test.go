@@ -13,6 +13,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/taskqueue-go/taskqueue/internal/testkit"
 	"github.com/taskqueue-go/taskqueue/scheduler"
 )
 
@@ -85,6 +86,38 @@ func TestNewPanicsOnBadLimit(t *testing.T) {
 	got := panicMessage(func() { scheduler.WithMaxPending(0) })
 	if want := "scheduler: WithMaxPending(0): bound must be positive"; got != want {
 		t.Errorf("WithMaxPending(0) panicked with %q; want %q", got, want)
+	}
+}
+
+// TestZeroSchedulerPanics: every method of the zero Scheduler panics with a
+// message that names the call and New, rather than accept items it would
+// never run (it used to queue them and run none).
+func TestZeroSchedulerPanics(t *testing.T) {
+	var s scheduler.Scheduler
+	calls := map[string]func(){
+		"Enqueue":        func() { s.Enqueue(scheduler.Func(func() {})) },
+		"EnqueueContext": func() { s.EnqueueContext(context.Background(), scheduler.Func(func() {})) },
+		"TryEnqueue":     func() { s.TryEnqueue(scheduler.Func(func() {})) },
+		"TryRun":         func() { s.TryRun(scheduler.Slot{}, func(scheduler.Slot) {}) },
+		"Reserve":        func() { s.Reserve() },
+		"ReserveContext": func() { s.ReserveContext(context.Background()) },
+		"TryDequeue":     func() { s.TryDequeue(1) },
+		"DequeueAll":     func() { s.DequeueAll() },
+		"CloseNow":       func() { s.CloseNow() },
+		"Close":          func() { s.Close() },
+		"Closed":         func() { s.Closed() },
+		"Wait":           func() { s.Wait(context.Background()) },
+		"Stats":          func() { s.Stats() },
+		"Limit":          func() { s.Limit() },
+		"Suspend":        func() { s.Suspend() },
+		"Resume":         func() { s.Resume() },
+		"SetLimit":       func() { s.SetLimit(2) },
+	}
+	for call, f := range calls {
+		want := "scheduler: " + call + " on a zero Scheduler; make one with New"
+		if got := testkit.PanicMessage(f); got != want {
+			t.Errorf("%s on the zero Scheduler panicked with %q; want %q", call, got, want)
+		}
 	}
 }
 
@@ -338,8 +371,8 @@ func TestRunInPlace(t *testing.T) {
 			queued, _ = s.Enqueue(scheduler.Func(func() { order = append(order, "queued") }))
 			ran := s.TryRun(sl, func(scheduler.Slot) {
 				order = append(order, "inner")
-				if got := s.Stats().Running; got != 2 {
-					t.Errorf("Running = %d during a run in place; want 2", got)
+				if got := s.Stats().Running; got != 1 {
+					t.Errorf("Running = %d during a run in place; want 1: the function runs in its item's place", got)
 				}
 				if got, _ := s.Snapshot(); got != 1 {
 					t.Errorf("Pending = %d during a run in place; want 1", got)

@@ -6,7 +6,7 @@ import "sync/atomic"
 // the item that runs on it. A worker holds a slot while it runs items; the
 // item it runs gets the Slot as the argument of Run, valid until Run returns.
 // Work done for the item carries it (the taskqueue package puts it in the
-// context its tasks receive) and gives it to TryRun, Holds and Await, which
+// context its tasks receive) and gives it to TryRun and Holds, which
 // is how a Scheduler knows the item's own work without asking which
 // goroutine calls: the Go runtime gives goroutines no identity, and work for
 // one item often runs on several (an iter.Pull body the item drives, a
@@ -39,24 +39,10 @@ type slotRec struct {
 	// again after reading them, so such a reader sees its run has ended.
 	upRec atomic.Pointer[slotRec]
 	upGen atomic.Uint64
-	// tookUp marks a child's slot for which TryRun took a new slot of the
-	// target too, which it gives back with this one; owned by the TryRun.
-	tookUp bool
-	// batchRan is how many items of a batch the worker on this slot ran
-	// before the current one, so that an item that calls runtime.Goexit
-	// counts them as completed before the slot goes; owned by that worker.
-	batchRan uint64
-	// Lending (see Await), under s.mu: lends counts the waits of the
-	// holder's work that lend this slot, uses the functions run in its
-	// place on it; lentOut is set while the slot is counted as lent, and
-	// moving while it is being taken back, closed when that is done.
-	lends, uses int32
-	lentOut     bool
-	moving      chan struct{}
-	// The leases of waits of the current run's work (see lease), under
-	// s.mu; hasLeases is set before any is added, and read at the run's end.
-	leases    *lease
-	hasLeases atomic.Bool
+	// acquired is, for a slot that TryRun took, how many levels of the
+	// tree it took slots of, this one included, which it gives back
+	// together; owned by that TryRun.
+	acquired int32
 	// work is the body of a worker goroutine on this slot, made once with
 	// the record: a go statement with a function value and no arguments
 	// allocates nothing, so a worker starts without an allocation.
@@ -105,10 +91,10 @@ func (s *Scheduler) Holds(sl Slot) bool {
 // up-link, and the Slot of that run.
 func (s *Scheduler) takeRecLocked(up Slot) (*slotRec, Slot) {
 	var r *slotRec
-	if n := len(s.recs); n > 0 {
-		r = s.recs[n-1]
-		s.recs[n-1] = nil
-		s.recs = s.recs[:n-1]
+	if n := len(s.slots.recs); n > 0 {
+		r = s.slots.recs[n-1]
+		s.slots.recs[n-1] = nil
+		s.slots.recs = s.slots.recs[:n-1]
 	} else {
 		r = &slotRec{s: s}
 		r.work = func() { s.work(r) }
@@ -135,8 +121,8 @@ func (s *Scheduler) giveRecLocked(r *slotRec) {
 		r.upRec.Store(nil)
 		r.upGen.Store(0)
 	}
-	if len(s.recs) < keptRecs {
-		s.recs = append(s.recs, r)
+	if len(s.slots.recs) < keptRecs {
+		s.slots.recs = append(s.slots.recs, r)
 	}
 }
 

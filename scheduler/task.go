@@ -5,7 +5,7 @@ import "fmt"
 // A Task is an item of work. Run is called at most once per time the task is
 // queued, with the slot the task holds while it runs: work done for the task
 // (a nested call of the task's own function, a goroutine it starts and
-// waits for) passes that slot to TryRun, Holds and Await, which is how the
+// waits for) passes that slot to TryRun and Holds, which is how the
 // Scheduler knows it for the task's own work.
 type Task interface {
 	Run(slot Slot)

@@ -2,83 +2,128 @@ package scheduler
 
 // Trees. A child Scheduler, made WithTarget(t), has no worker of its own:
 // each of its slots is a turn on one of t's slots. To start a slot, the
-// child requests a turn of t (pushTurn): a place in t's list, among t's own
-// items, which a worker of t (or, if t is a child itself, a turn of t) takes
-// as it would any item. Running it runs one of t's children's turns, chosen
-// by priority when it starts (see mux.go): the child's items, in order, on
-// that goroutine, which then holds a slot of the child on a slot of t. After
-// the child's quantum of items, if the child has more, the turn requests a
-// new one at the end of t's list and ends, so that t's other items and
-// children get theirs: a sibling waits about one quantum.
+// child requests a turn of t: a place in t's list, among t's own items,
+// which a worker of t (or, if t is a child itself, a turn of t) takes as it
+// would any item. Running it runs one of t's children's turns, chosen by
+// priority when it starts (the mux): the child's items, in order, on that
+// goroutine, which then holds a slot of the child on a slot of t. After the
+// child's quantum of items, if the child has more, the turn requests a new
+// one at the end of t's list and ends, so that t's other items and children
+// get theirs: a sibling waits about one quantum.
 //
-// The core (scheduler.go, worker.go) knows nothing of this but its two
-// hooks: a child's spawnLocked requests a turn instead of starting a
-// goroutine, and a target's list holds its children's turns as items. The
-// invariant of the tree, under each child's mutex: turns counts the turns the
-// child has requested and that have not begun, at most one, each counted in
-// active; under the target's mutex, the mux items in its list are exactly its
-// children's turns waiting (mux.waiting).
+// The tree uses the core through three points: a child's spawnLocked
+// requests a turn instead of starting a goroutine (unlock sends it, once the
+// child's mutex is released); a target's list holds its children's turns
+// as items, all the same value, its mux; and admitLocked stops a running
+// turn before its next item while a target above holds its subtree back
+// (heldAbove). Everything else of a tree is here and in mux.go.
 //
-// Lock order: a child's mutex before its target's, never the other way.
+// Invariants: under a child's mutex, pending counts the turns it has
+// requested and that have not begun, at most one, each counted in its
+// active slots; under a target's mutex, the mux items in its list are
+// exactly its children's turns that wait (mux.queued), and each level of
+// the mux holds one entry per turn queued or taken and not yet picked.
 
 // defaultQuantum is how many items a turn runs before it lets its target's
 // other items and children go first; see WithQuantum.
 const defaultQuantum = 16
 
+// tree is a Scheduler's place in a tree of schedulers.
+type tree struct {
+	parent  *Scheduler // the target whose slots s runs on; nil for a root
+	prio    int32      // the priority of s's turns on its target
+	quantum int32      // the items a turn of s runs before its siblings get theirs
+
+	// As a child, under s.mu.
+	pending int32 // turns requested of the target and not begun: 0 or 1
+	request bool  // a turn to request once s.mu is released (see unlock)
+
+	// As a target, under s.mu.
+	mux *mux // the turns of s's children that wait in s's list; nil until a child had one
+}
+
+// isTurn reports whether x, an item of s's list, is a turn of a child.
+func (t *tree) isTurn(x Task) bool {
+	return t.mux != nil && x == Task(t.mux)
+}
+
+// requeueTurnLocked puts back at the end of l a turn that DequeueAll took
+// out with the items around it: turns are the children's work, not s's.
+// They are all the same value, so order among them is kept; which child
+// runs is decided by the mux when a turn starts.
+func (t *tree) requeueTurnLocked(l *list) {
+	l.push(t.mux)
+}
+
+// pushTurn queues a turn of c, a child of s that has counted it in its
+// active slots and released its own mutex. A turn is queued whatever the
+// state of s, closed or bounded: it carries work that c has accepted.
+func (s *Scheduler) pushTurn(c *Scheduler) {
+	s.mu.Lock()
+	s.queueTurnLocked(c)
+	s.unlock()
+}
+
+// queueTurnLocked queues a turn of c in s's list; unlock starts the slot it
+// needs.
+func (s *Scheduler) queueTurnLocked(c *Scheduler) {
+	m := s.tree.mux
+	if m == nil {
+		m = &mux{s: s}
+		s.tree.mux = m
+	}
+	m.add(c)
+	s.list.push(m)
+	m.queued++
+	s.books.busy = true
+}
+
 // drain runs a turn of s, a child: items of s, on the calling goroutine,
 // which holds the slot ts of s's target.
 func (s *Scheduler) drain(ts Slot) {
 	if s.setLabels() {
-		defer s.parent.restoreLabels()
+		defer s.tree.parent.restoreLabels()
 	}
 	s.mu.Lock()
-	s.turns--
+	s.tree.pending--
 	rec, _ := s.takeRecLocked(ts)
-	s.spawnLocked() // the next turn, if more may start than this one takes
-	switch ran := s.runItemsLocked(rec, s.quantum); {
-	case ran < 0:
-		// A waiting item took the slot back.
-	case ran == s.quantum && s.startableLocked() && !s.heldAbove():
+	ran := s.runItemsLocked(rec, s.tree.quantum)
+	if ran == s.tree.quantum && s.tree.pending == 0 && s.startableLocked() {
 		// The quantum is used up and more may start: this slot of s passes
-		// to a turn at the end of the target's list, unless one waits
-		// there already.
+		// to a turn at the end of the target's list.
 		s.giveRecLocked(rec)
-		if s.turns > 0 {
-			s.freeSlotLocked()
-		} else {
-			s.turns++
-			s.parent.pushTurn(s)
-		}
-	default:
+		s.tree.pending++
+		s.tree.request = true
+	} else {
+		// A turn that stops early asks for no other here: what held its
+		// items back (a barrier, a full limit, a suspended target) lets
+		// spawnLocked request one when it changes. Asking again at once
+		// would make a worker spin through empty turns until another
+		// goroutine moved, which, where goroutines share one thread
+		// without preemption (js/wasm), never happens.
 		s.endSlotLocked(rec)
-		if ran > 0 || s.heldAbove() {
-			s.spawnLocked() // a new turn, if items wait that a held target kept back
-		}
-		// A turn that could start nothing asks for no other: what held its
-		// items back (a barrier, a lent slot, a full limit) spawns anew when
-		// it changes. Asking again at once made a worker spin through empty
-		// turns until another goroutine moved, which, where goroutines share
-		// one thread without preemption (js/wasm), never happened.
 	}
 	s.unlock()
 }
 
-// heldAbove reports whether a target above s is suspended: a turn then ends
-// after the item it runs, so that Suspend holds back the whole subtree at
-// once, turns that are running included.
+// startableLocked reports whether a slot of s between items would take the
+// front item now.
+func (s *Scheduler) startableLocked() bool {
+	if s.list.live == 0 {
+		return false
+	}
+	ok, _ := s.admitLocked(0, isBarrier(s.list.front()), false, true)
+	return ok
+}
+
+// heldAbove reports whether a target above s holds back its subtree (see
+// gate.holds): a turn of s then ends before its next item, so that Suspend
+// and SetLimit of a target hold back the turns running below it too.
 func (s *Scheduler) heldAbove() bool {
-	for a := s.parent; a != nil; a = a.parent {
-		if a.halted.Load() {
+	for a := s.tree.parent; a != nil; a = a.tree.parent {
+		if a.gate.holds.Load() {
 			return true
 		}
 	}
 	return false
-}
-
-// startableLocked reports whether takeLocked would start an item now.
-func (s *Scheduler) startableLocked() bool {
-	if s.exclusive || s.suspends > 0 || s.active > s.limit || s.queuedLocked() == 0 {
-		return false
-	}
-	return !isBarrier(s.list.front()) || s.running == 0
 }

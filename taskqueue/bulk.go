@@ -42,7 +42,7 @@ func Apply(ctx context.Context, q *Queue, n int, f func(i int)) error {
 	if n < 0 {
 		panic(fmt.Sprintf("taskqueue: Apply(%d): the count must not be negative", n))
 	}
-	b := newBulk(ctx, q, n, min(q.s.Limit(), runtime.GOMAXPROCS(0)), func(_ context.Context, lo, hi int) error {
+	b := newBulk(ctx, "Apply", q, n, min(q.s.Limit(), runtime.GOMAXPROCS(0)), func(_ context.Context, lo, hi int) error {
 		for i := lo; i < hi; i++ {
 			f(i)
 		}
@@ -63,7 +63,7 @@ func Map[E, R any](ctx context.Context, q *Queue, items []E, f func(context.Cont
 	mustQueue(q, "Map")
 	out := make([]R, len(items))
 	var b *bulk
-	b = newBulk(ctx, q, len(items), q.s.Limit(), func(ctx context.Context, lo, hi int) error {
+	b = newBulk(ctx, "Map", q, len(items), q.s.Limit(), func(ctx context.Context, lo, hi int) error {
 		for i := lo; i < hi && !b.stop.Load(); i++ {
 			v, err := f(ctx, items[i])
 			if err != nil {
@@ -87,7 +87,8 @@ const chunksEach = 8
 type bulk struct {
 	q     *Queue
 	ctx   context.Context
-	watch bool // ctx can be done
+	call  string // Apply or Map
+	watch bool   // ctx can be done
 	n     int
 	chunk int
 	width int // the most participants: the caller and width-1 helpers
@@ -113,9 +114,9 @@ func mustQueue(q *Queue, call string) {
 	q.mustBeMade()
 }
 
-func newBulk(ctx context.Context, q *Queue, n, width int, body func(ctx context.Context, lo, hi int) error) *bulk {
+func newBulk(ctx context.Context, call string, q *Queue, n, width int, body func(ctx context.Context, lo, hi int) error) *bulk {
 	width = max(1, min(width, n))
-	return &bulk{q: q, ctx: ctx, watch: ctx.Done() != nil, n: n,
+	return &bulk{q: q, ctx: ctx, call: call, watch: ctx.Done() != nil, n: n,
 		chunk: max(1, n/(width*chunksEach)), width: width, body: body}
 }
 
@@ -148,7 +149,7 @@ func (b *bulk) run() (err error) {
 		}
 		err = b.err
 	}()
-	ran, _, terr := b.q.tryRun(b.ctx, func(sl scheduler.Slot) {
+	ran, terr := b.q.tryRun(b.ctx, func(sl scheduler.Slot) {
 		helpers = b.help(b.width - 1)
 		b.participate(sl)
 	})
@@ -158,23 +159,32 @@ func (b *bulk) run() (err error) {
 	} else if !ran {
 		// No slot for the caller: it waits for a first helper, which waits
 		// for room as RunAsync would, and whose handle says if the queue
-		// dropped it.
-		first := b.q.RunAsync(b.ctx, func(ctx context.Context) error { b.Run(slotOf(ctx)); return nil })
-		helpers = b.help(b.width - 1)
-		if err := first.Wait(context.Background()); err != nil && !errors.Is(err, ErrGoexit) {
-			b.fail(err) // it never ran
-		}
-		b.leave()
+		// dropped it. A caller whose wait could never end panics here, and
+		// leaves first, so that the deferred finish does not wait for it.
+		defer b.leave()
+		await(b.ctx, b.call, waited{q: b.q}, func() error {
+			first := b.q.RunAsync(b.ctx, func(ctx context.Context) error { b.Run(slotOf(ctx)); return nil })
+			helpers = b.help(b.width - 1)
+			if err := first.wait(b.ctx); err != nil && !errors.Is(err, ErrGoexit) {
+				b.fail(err) // it never ran, or ctx is done: no chunk starts from now
+			}
+			return nil
+		})
 	}
 	normal = true
 	return nil
 }
 
-// finish waits, after the caller's part, for the participants at work, and
-// takes the helpers that never started out of the queue.
+// finish waits, after the caller's part, for the participants at work,
+// whatever ctx says (a chunk that has started runs to its end), and takes
+// the helpers that never started out of the queue.
 func (b *bulk) finish(helpers []scheduler.ID) {
 	if b.active.Load() != bulkClosed {
-		b.q.s.Await(slotOf(b.ctx), func() { <-b.done })
+		// Only work that has started is waited for: no wait for itself.
+		await(b.ctx, b.call, waited{q: b.q, started: true}, func() error {
+			<-b.done
+			return nil
+		})
 	}
 	for _, id := range helpers {
 		if b.q.s.TryDequeue(id) {

@@ -7,11 +7,13 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"github.com/taskqueue-go/taskqueue/internal/testkit"
 	"github.com/taskqueue-go/taskqueue/taskqueue"
 )
 
@@ -275,4 +277,43 @@ func TestMapWithoutResults(t *testing.T) {
 			t.Errorf("%d items started; want at most the %d that run at once when the first fails", n, limit)
 		}
 	})
+}
+
+// TestApplyPanicRunsNothingAfter: once Apply has panicked in its caller with
+// the panic of f, no f runs; the helper tasks that took part count in the
+// queue's Stats until they have returned to it, which Shutdown waits for.
+func TestApplyPanicRunsNothingAfter(t *testing.T) {
+	for range 200 {
+		q := taskqueue.NewConcurrent(4)
+		var running, after atomic.Int32
+		var returned atomic.Bool
+		msg := testkit.PanicMessage(func() {
+			taskqueue.Apply(context.Background(), q, 1000, func(i int) {
+				running.Add(1)
+				defer running.Add(-1)
+				if returned.Load() {
+					after.Add(1)
+				}
+				if i == 500 {
+					panic("boom")
+				}
+			})
+		})
+		returned.Store(true)
+		if !strings.Contains(msg, "boom") {
+			t.Fatalf("Apply panicked with %q; want the panic of f", msg)
+		}
+		if n := running.Load(); n != 0 {
+			t.Fatalf("%d calls of f still running when Apply returned", n)
+		}
+		if err := q.Shutdown(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if n := after.Load(); n != 0 {
+			t.Fatalf("%d calls of f started after Apply returned", n)
+		}
+		if st := q.Stats(); st.Running != 0 || st.Queued != 0 {
+			t.Fatalf("after Shutdown: %+v; want nothing running or queued", st)
+		}
+	}
 }

@@ -724,7 +724,7 @@ func TestShutdownFromOwnTaskPanics(t *testing.T) {
 			msg = panicValue(func() { q.Shutdown(ctx) })
 			return nil
 		})
-		if want := "taskqueue: Shutdown called from one of the queue's own tasks, which would wait for itself"; fmt.Sprint(msg) != want {
+		if want := "taskqueue: Shutdown from a task of the queue, which would wait for itself"; fmt.Sprint(msg) != want {
 			t.Errorf("Shutdown from a task, with its context, panicked with %v; want %q", msg, want)
 		}
 		if err := q.Close(); err != nil {

@@ -10,20 +10,21 @@ import (
 // The work of a task. A task's function receives a context of its own, a
 // taskCtx: the context it was submitted with, which also carries the slot of
 // the queue that the task holds while it runs (see scheduler.Slot). Work
-// done with that context, on any goroutine (the task's own calls, an
-// iter.Pull body the task drives, goroutines it starts), is the task's own
+// done with that context, or with one derived from it, on any goroutine (the
+// task's own calls, an iter.Pull body the task drives, goroutines it starts
+// and waits for, tasks it submits with it and waits for) is the task's own
 // work: RunSync with it runs in the task's place instead of waiting behind
-// the task for a slot the task holds, Handle.Wait, Group.Wait and Apply with
-// it lend the task's slots of shared targets while they wait, and a
-// submission with it to the task's own full queue fails rather than wait
-// for itself. Nothing asks which goroutine calls.
+// the task for a slot the task holds, a wait with it that could only wait
+// for the task itself panics (see await), and a submission with it to the
+// task's own full queue fails rather than wait for itself. Nothing asks
+// which goroutine calls.
 //
 // Nested functions that run in the task's place with one context take turns,
-// under the context's turn mutex, so that no two of them ever overlap, as no
-// two tasks of a serial queue do. Each runs with a context of its own in
-// turn, whose own nested functions take turns under it. When the task
-// returns, its context ends (under the turn, after the nested functions in
-// flight): work that outlived the task is an outsider from then on.
+// under the context's turn, so that no two of them ever overlap, as no two
+// tasks of a serial queue do. Each runs with a context of its own in turn,
+// whose own nested functions take turns under it. When the task returns, its
+// context ends (under the turn, after the nested functions in flight): work
+// that outlived the task is an outsider from then on.
 
 // slotKey is the context key under which a taskCtx finds itself.
 type slotKey struct{}
@@ -109,11 +110,11 @@ func (c *taskCtx) takeTurn(ctx context.Context) (bool, error) {
 // giveTurn gives back the turn that takeTurn took.
 func (c *taskCtx) giveTurn() { <-c.turn.Load().ch }
 
-// tryRun calls s.TryRunContext(ctx, sl, run) in the turn that takeTurn
-// took, and gives the turn back however run ends.
-func (c *taskCtx) tryRun(ctx context.Context, s *scheduler.Scheduler, sl scheduler.Slot, run func(scheduler.Slot)) (bool, error) {
+// tryRun calls s.TryRun(c.slot, run) in the turn that takeTurn took, and
+// gives the turn back however run ends.
+func (c *taskCtx) tryRun(s *scheduler.Scheduler, run func(scheduler.Slot)) bool {
 	defer c.giveTurn()
-	return s.TryRunContext(ctx, sl, run)
+	return s.TryRun(c.slot, run)
 }
 
 // workOf returns the taskCtx that ctx carries, or nil for a context that
@@ -123,7 +124,9 @@ func workOf(ctx context.Context) *taskCtx {
 	return c
 }
 
-// slotOf returns the Slot that ctx's work holds, or the zero Slot.
+// slotOf returns the Slot that ctx's work holds, or the zero Slot: that of
+// the innermost task or function in place whose context ctx is or derives
+// from. The Slot of a task that has returned holds nothing.
 func slotOf(ctx context.Context) scheduler.Slot {
 	if c := workOf(ctx); c != nil {
 		return c.slot
@@ -131,11 +134,12 @@ func slotOf(ctx context.Context) scheduler.Slot {
 	return scheduler.Slot{}
 }
 
-// isMemberOf reports whether ctx is the context of a member of g, or of work
-// nested in one.
-func isMemberOf(ctx context.Context, g *Group) bool {
+// holds reports whether the work of ctx (see workOf) holds a slot of s:
+// the innermost task or function in place whose context ctx is or derives
+// from, or one whose context that derives from, while it runs.
+func holds(ctx context.Context, s *scheduler.Scheduler) bool {
 	for c := workOf(ctx); c != nil; c = workOf(c.Context) {
-		if c.group == g {
+		if !c.ended.Load() && s.Holds(c.slot) {
 			return true
 		}
 	}

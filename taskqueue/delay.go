@@ -75,22 +75,57 @@ func (q *Queue) submitAfter(ctx context.Context, d time.Duration, h *Handle, r r
 	}
 }
 
+// inFlight is the ID of a delayed task that runDue has taken from the heap
+// and is queuing, without q.mu: a cancel waits for it to be queued.
+const inFlight = ^uint64(0)
+
 // runDue moves the delayed tasks that have come due to the scheduler, in due
-// order. The timer calls it.
+// order. The timer calls it. It takes the due tasks from the heap under
+// q.mu, and queues them with q.mu released, since queuing may run the
+// scheduler's idle function (a Keyed's, which reads the queue's Stats): no
+// callback runs under a lock of the module. One goroutine moves at a time,
+// so that due order holds from one batch to the next; a call that finds
+// another moving leaves it a note to look again.
 func (q *Queue) runDue() {
+	for q.mover.Add(1) == 1 {
+		q.moveDue()
+		if q.mover.Swap(0) == 1 {
+			return // nobody came meanwhile
+		}
+	}
+}
+
+// moveDue moves one batch of due tasks to the scheduler.
+func (q *Queue) moveDue() {
 	q.mu.Lock()
-	defer q.mu.Unlock()
 	now := time.Now()
+	var batch []waiting
 	for q.delayed.len() > 0 && !q.delayed.top().due.After(now) {
 		d := q.delayed.pop()
-		h := d.r.handle()
-		if h.settled() {
+		if d.r.handle().settled() {
 			q.dead-- // canceled while it waited; its room was given back then
 			continue
 		}
-		h.id.Store(uint64(d.res.Enqueue(d.r)))
+		d.r.handle().id.Store(inFlight)
+		batch = append(batch, d)
+	}
+	var moved chan struct{}
+	if len(batch) > 0 {
+		moved = make(chan struct{})
+		q.moved = moved
 	}
 	q.armLocked(now)
+	q.mu.Unlock()
+	if moved == nil {
+		return
+	}
+	for _, d := range batch {
+		d.r.handle().id.Store(uint64(d.res.Enqueue(d.r)))
+	}
+	q.mu.Lock()
+	q.moved = nil
+	q.mu.Unlock()
+	close(moved)
 }
 
 // armLocked drops canceled entries from the top of the heap and sets the
@@ -132,6 +167,12 @@ func (q *Queue) reserve(ctx context.Context) (*scheduler.Reservation, error) {
 // reporting whether it did.
 func (q *Queue) cancelDelayed(h *Handle, err error) bool {
 	q.mu.Lock()
+	for h.id.Load() == inFlight { // being queued: wait, then take it out
+		moved := q.moved
+		q.mu.Unlock()
+		<-moved
+		q.mu.Lock()
+	}
 	if id := h.id.Load(); id != 0 { // it came due meanwhile
 		q.mu.Unlock()
 		return q.dequeue(h, scheduler.ID(id), err)
@@ -161,6 +202,12 @@ func (q *Queue) cancelDelayed(h *Handle, err error) bool {
 // if close (CloseNow), and returns how many it completed.
 func (q *Queue) cancelDelayedAll(err error, close bool) int {
 	q.mu.Lock()
+	for q.moved != nil { // a batch of due tasks is being queued: let it land in the scheduler
+		moved := q.moved
+		q.mu.Unlock()
+		<-moved
+		q.mu.Lock()
+	}
 	defer q.mu.Unlock()
 	if close {
 		q.closed = true

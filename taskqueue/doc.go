@@ -41,19 +41,42 @@
 //
 // On a serial queue, task i+1 starts after task i returns and sees its memory
 // writes. A task may submit to its own queue: RunAsync and Go never block on
-// it. RunSync with the context the task received runs the inner function at
-// once, in the task's place, where libdispatch would crash and other Go pools
-// deadlock; so does RunSync from any goroutine that works for the task with
-// that context (an iter.Pull body it drives, helpers it starts and waits
-// for), the inner functions taking turns. The context is what makes a call
-// the task's own: the runtime gives goroutines no identity, and Go code
-// passes contexts down. A call with another context (context.Background(),
-// or the outer one from inside a nested function) waits behind the task like
-// anyone else's; from inside the task that is forever, and RunSync says so
-// through log/slog after five seconds. RunSync on an idle queue runs on
-// the caller too, which saves the hand-off to a worker. Two tasks of two
-// queues that wait for each other with RunSync hang as two mutexes taken in
+// it.
+//
+// A task is told by its context: the context a task receives carries the
+// slot it holds while it runs, and work done with that context, or with one
+// derived from it, is the task's own, whatever goroutine does it (an
+// iter.Pull body the task drives, goroutines it starts and waits for, tasks
+// it submits with that context and waits for). The runtime gives goroutines
+// no identity, and Go code passes contexts down. With it:
+//
+//   - RunSync on the task's queue, or on a queue above it, runs in the
+//     task's place, where libdispatch would crash and other Go pools
+//     deadlock (.NET's TryExecuteTaskInline). Functions run in one task's
+//     place take turns, whichever goroutines call: no two overlap, and each
+//     gets a context of its own for its own nested calls. A call that waits
+//     for its turn gives up when its context is done.
+//   - A wait that could only wait for itself panics, naming the call: from
+//     the task waited for, or from a task holding the one slot of a serial
+//     queue that the awaited work needs (see Handle.Wait).
+//   - A submission to the task's own full queue fails rather than wait for
+//     itself (see WithMaxQueued).
+//
+// A call with another context (context.Background(), or the outer one from
+// inside a nested function) is an outsider's: it waits behind the task like
+// anyone else's, which from inside a task of a serial queue is forever;
+// RunSync says so through log/slog after five seconds. A goroutine that the
+// task does not wait for must not use its context while the task runs: its
+// calls would run in the task's place beside the task's own code. Once the
+// task has returned, its context is an outsider's. Two tasks of two queues
+// that wait for each other with RunSync hang as two mutexes taken in
 // opposite orders do; [Waits] shows them.
+//
+// A task keeps its slot while it waits. Tasks of a concurrent queue that
+// wait for tasks of the same queue, or of its tree, hold slots those tasks
+// need, as a pool's workers do: when every slot is held so, the waits last
+// until their contexts end. Then chains a task after another without
+// holding a slot.
 //
 // # Trees and keyed lanes
 //

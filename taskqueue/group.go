@@ -16,7 +16,7 @@ import (
 // goroutine: members wait in the group, and a few tasks of the queue, no more
 // than its limit, run them one after the other, so that a member costs no
 // hand-off of its own; each such task lets the queue's other tasks go first
-// every 64 members (see grouprunner.go). On a queue that runs one task at a
+// every 64 members. On a queue that runs one task at a
 // time, or WithGroupLimit(1), members run in the order they were added.
 //
 // By default a member's failure does not stop the others, and Wait returns
@@ -71,6 +71,7 @@ type Group struct {
 	done    chan struct{} // closed when the group is done while Wait waits
 
 	mu       sync.Mutex // guards the fields below
+	skipped  []int64    // the indexes of members that TryGo took and then refused
 	errs     []memberErr
 	first    error // the cause of the cancel: a member's error, or ctx's
 	byMember bool  // first is a member's error
@@ -182,6 +183,22 @@ func (g *Group) Go(f func(context.Context) error) {
 	g.add(&member{f: f, i: g.next.Add(1) - 1})
 }
 
+// TryGo adds a member that runs f only if it can start at once, and reports
+// whether it did (errgroup's TryGo): the group has fewer members running
+// than its limit, no member waits for its turn, and a slot of the group's
+// queue is free now, with no task waiting before it (see Queue.TryGo). A
+// member TryGo refuses is not added: it never runs, counts nowhere, and
+// takes no place in GroupOf's results. TryGo never blocks. It reports false
+// once the group is canceled or its queue closed, and panics if f is nil or
+// Wait has returned.
+func (g *Group) TryGo(f func(context.Context) error) bool {
+	g.mustBeMade("Group")
+	if f == nil {
+		nilFunc("Group.TryGo")
+	}
+	return g.tryGo(&member{f: f})
+}
+
 // add counts m as queued and puts it in the group's pending list, for a
 // runner to take.
 func (g *Group) add(m *member) {
@@ -219,64 +236,74 @@ func (g *Group) add(m *member) {
 	g.wakeRunner()
 }
 
-// Wait blocks until every member has ended, or, once the group is canceled,
-// until every member that started has, and returns how the group ended:
+// Wait blocks until no member of the group runs or will ever run: every
+// member has ended, or, once the group is canceled, every member that had
+// started has ended and the others never will. So nothing of the group runs
+// after Wait returns, whatever failed and whatever was canceled, as with
+// errgroup and sync.WaitGroup. Wait returns how the group ended:
 //
 //   - for a group made WithCancelOnError, the first error of a member, or
-//     the error of the group's context if that was done first and kept a
-//     member from running;
+//     the error of the context that was done first, if that kept a member
+//     from running;
 //   - otherwise the errors of the members that failed, in the order the
-//     members were added, followed by the error of the group's context if
-//     that kept a member from running: one error alone, several joined
+//     members were added, followed by the error of the context that kept a
+//     member from running, if one did: one error alone, several joined
 //     (errors.Join), so that errors.Is and errors.As see each.
 //
 // Wait returns nil if every member returned nil. It then cancels the
 // context the members received, and the group may not be used again.
 //
-// If ctx is done before the group, Wait returns ctx.Err(); the members go
-// on, and a later Wait may wait for them again.
+// If ctx is done before the group, Wait cancels the group as its own
+// context would: the members that have not started never will, and Wait
+// returns once those running have returned. ctx may be the group's own
+// context, or the context of a member (the errgroup pattern): nothing runs
+// after Wait returns either way.
 //
-// Waiting for a group from a task of its own queue, when that queue runs one
-// task at a time, could only wait forever: Wait panics instead, when ctx is
-// the task's context or derived from it. A task is told by its context, as
+// Wait panics when called from a member of the group (with the member's
+// context, or one derived from it), or from a task that holds the one slot
+// of a serial queue that the members need (a task of the group's serial
+// queue, say): it would wait for itself. A task is told by its context, as
 // RunSync tells it: with another context, such as context.Background(), the
-// wait cannot be told from an outsider's, and lasts until that context is
-// done. From a task of a queue of the same tree, Wait lends the waiting
-// task's slots, as Handle.Wait does.
+// wait cannot be told from an outsider's and lasts until its members can
+// run.
 func (g *Group) Wait(ctx context.Context) error {
 	g.mustBeMade("Group")
-	if err := g.waitMembers(ctx, "Group.Wait"); err != nil {
-		return err
-	}
+	g.waitMembers(ctx, "Group.Wait")
 	return g.result()
 }
 
-// waitMembers waits until the group is done, then ends it, or returns
-// ctx.Err() if ctx is done first.
-func (g *Group) waitMembers(ctx context.Context, call string) error {
+// waitMembers waits until the group is done, canceling it if ctx is done
+// first, then ends it.
+func (g *Group) waitMembers(ctx context.Context, call string) {
+	if !isDone(g.state.Load()) {
+		await(ctx, call, waited{q: g.q, group: g}, func() error {
+			if !g.markWaited() {
+				return nil // done meanwhile
+			}
+			select {
+			case <-g.done:
+			case <-ctx.Done():
+				g.abort(context.Cause(ctx), false)
+				<-g.done
+			}
+			return nil
+		})
+	}
+	g.end()
+}
+
+// markWaited marks the group as waited for, so that the change of state that
+// finds it done closes done, and reports whether it was not done yet.
+func (g *Group) markWaited() bool {
 	for {
 		s := g.state.Load()
 		if isDone(s) {
-			break
+			return false
 		}
-		g.mustNotWaitForItself(ctx, call)
 		if s&stateWaited != 0 || g.state.CompareAndSwap(s, s|stateWaited) {
-			var err error
-			g.q.s.Await(slotOf(ctx), func() {
-				select {
-				case <-g.done:
-				case <-ctx.Done():
-					err = ctx.Err()
-				}
-			})
-			if err != nil && !isDone(g.state.Load()) {
-				return err
-			}
-			break
+			return true
 		}
 	}
-	g.end()
-	return nil
 }
 
 // end ends the group once it is done: it stops the watch of its context and
@@ -293,18 +320,6 @@ func (g *Group) end() {
 		if s&stateEnded != 0 || g.state.CompareAndSwap(s, s|stateEnded) {
 			return
 		}
-	}
-}
-
-// mustNotWaitForItself panics when the waiting work, by its context, is a
-// member of the group, or runs a task of the group's queue and that queue
-// runs one task at a time: it would wait for itself.
-func (g *Group) mustNotWaitForItself(ctx context.Context, call string) {
-	if isMemberOf(ctx, g) {
-		panic("taskqueue: " + call + " from a member of the group, which would wait for itself")
-	}
-	if g.q.s.Limit() == 1 && g.q.s.Holds(slotOf(ctx)) {
-		panic("taskqueue: " + call + " from a task of the group's own serial queue, which would wait for itself")
 	}
 }
 

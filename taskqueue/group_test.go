@@ -449,7 +449,7 @@ func TestGroupMisuse(t *testing.T) {
 				g.Go(func(context.Context) error { return nil })
 				return g.Wait(ctx)
 			})
-		}, "taskqueue: Group.Wait from a task of the group's own serial queue, which would wait for itself"},
+		}, "taskqueue: Group.Wait from a task of the serial queue it waits for, which would wait for itself"},
 	} {
 		v := panicValue(c.f)
 		if pe, ok := v.(*taskqueue.PanicError); ok {

@@ -75,16 +75,31 @@ func (m *memberOf[T]) end(err error) {
 // it) is the zero T.
 func (g *GroupOf[T]) Wait(ctx context.Context) ([]T, error) {
 	g.g.mustBeMade("GroupOf")
-	if err := g.g.waitMembers(ctx, "GroupOf.Wait"); err != nil {
-		return nil, err
-	}
+	g.g.waitMembers(ctx, "GroupOf.Wait")
 	return g.values(), g.g.result()
 }
 
+// TryGo adds a member that runs f only if it can start at once, as
+// Group.TryGo does, and reports whether it did.
+func (g *GroupOf[T]) TryGo(f func(context.Context) (T, error)) bool {
+	g.g.mustBeMade("GroupOf")
+	if f == nil {
+		nilFunc("GroupOf.TryGo")
+	}
+	m := &memberOf[T]{g: g, f: f}
+	m.member.typ = m
+	return g.g.tryGo(&m.member)
+}
+
+// values returns the members' values in the order they were added, the
+// indexes that TryGo refused left out.
 func (g *GroupOf[T]) values() []T {
-	vals := make([]T, g.g.next.Load())
+	skipped := g.g.skippedIndexes()
+	vals := make([]T, int(g.g.next.Load())-len(skipped))
 	for m := g.head.Load(); m != nil; m = m.ended {
-		vals[m.i] = m.val
+		// The members before m lose a place for each index skipped before m's.
+		before, _ := slices.BinarySearch(skipped, m.i)
+		vals[int(m.i)-before] = m.val
 	}
 	return vals
 }
@@ -101,8 +116,13 @@ func (g *GroupOf[T]) values() []T {
 //
 // The members must be added before the iteration begins, or by members, as
 // for Wait. An iteration may begin again, and several may run at once: each
-// yields every result. Ranging over Completed from a task of the group's own
-// serial queue panics, as Wait does.
+// yields every result. Completed takes no context: it tells its caller by
+// the group's context alone. So ranging over it panics, as Wait does, from
+// a task that holds the one slot of a serial queue the members need when
+// the group was made with that task's context (or one derived from it); a
+// task that ranges over a group made with another context, such as
+// context.Background(), cannot be told from an outsider and waits, for
+// itself, forever. A member must not range over its own group's Completed.
 func (g *GroupOf[T]) Completed() iter.Seq2[T, error] {
 	g.g.mustBeMade("GroupOf")
 	return func(yield func(T, error) bool) {
@@ -130,7 +150,6 @@ func (g *GroupOf[T]) Completed() iter.Seq2[T, error] {
 				}
 				continue
 			}
-			g.g.mustNotWaitForItself(g.g.ctx, "GroupOf.Completed")
 			g.waitForMore(mark)
 		}
 	}
@@ -141,11 +160,12 @@ func (g *GroupOf[T]) waitForMore(mark *memberOf[T]) {
 	gg := &g.g
 	gg.streams.Add(1)
 	defer gg.streams.Add(-1)
-	gg.q.s.Await(slotOf(gg.ctx), func() {
+	await(gg.ctx, "GroupOf.Completed", waited{q: gg.q, group: gg}, func() error {
 		gg.mu.Lock()
 		defer gg.mu.Unlock()
 		for g.head.Load() == mark && !isDone(gg.state.Load()) {
 			gg.cond.Wait()
 		}
+		return nil
 	})
 }

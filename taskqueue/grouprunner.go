@@ -18,20 +18,34 @@ const runnerQuantum = 64
 // waits, so an idle group has none. While a group has runners, its queue
 // lists it (Queue.groups), so that CloseNow finds the members waiting in it.
 type groupRunner struct {
-	g *Group
+	g     *Group
+	first *member // a member that TryGo gave it, to run before the others; nil once it ran
 }
 
 // wakeRunner queues a runner for the pending members unless the group has
 // as many as it may.
 func (g *Group) wakeRunner() {
+	if !g.addRunner() {
+		return
+	}
+	if _, err := g.q.enqueue(g.ctx, &groupRunner{g: g}); err != nil {
+		g.q.rejected.Add(1)
+		g.runnerGone(err)
+	}
+}
+
+// addRunner counts a new runner, reporting false if the group has as many
+// as it may. While a group has runners, its queue lists it, so that
+// CloseNow finds the members waiting in it.
+func (g *Group) addRunner() bool {
 	if g.runners.Load() >= g.width {
-		return // the common case, with no lock: the runners take the members
+		return false // the common case, with no lock: the runners take the members
 	}
 	q := g.q
 	q.mu.Lock()
+	defer q.mu.Unlock()
 	if g.runners.Load() >= g.width {
-		q.mu.Unlock()
-		return
+		return false
 	}
 	if g.runners.Add(1) == 1 {
 		if q.groups == nil {
@@ -39,17 +53,43 @@ func (g *Group) wakeRunner() {
 		}
 		q.groups[g] = struct{}{}
 	}
-	q.mu.Unlock()
-	if _, err := q.enqueue(g.ctx, &groupRunner{g: g}); err != nil {
-		q.rejected.Add(1)
-		g.runnerGone(err)
+	return true
+}
+
+// tryGo adds m, to start at once on a free slot of the group's queue, on a
+// runner of its own, if nothing holds it back (see Group.TryGo), reporting
+// whether it did. The member's index is taken from the group's count as Go
+// takes it; a member refused has its index given back (see skipped).
+func (g *Group) tryGo(m *member) bool {
+	if g.state.Load()&(stateEnded|stateCancel) != 0 {
+		if g.state.Load()&stateEnded != 0 {
+			panic("taskqueue: Group.TryGo after Wait returned: a group is used once")
+		}
+		return false
 	}
+	if g.q.isClosed() || g.hasWaiting() || (g.watch && g.ctx.Err() != nil) || !g.addRunner() {
+		return false
+	}
+	if s := g.addState(queuedOne); s&(stateEnded|stateCancel) != 0 {
+		g.change(-queuedOne)
+		g.runnerGone(nil)
+		return false
+	}
+	m.i = g.next.Add(1) - 1
+	if !g.q.s.TryEnqueue(&groupRunner{g: g, first: m}) {
+		g.skip(m.i)
+		g.change(-queuedOne)
+		g.runnerGone(nil)
+		return false
+	}
+	return true
 }
 
 // runnerGone is called as a runner leaves the group's count: it exits, or
 // the queue refused it (err is not nil). Members pushed meanwhile get a
-// runner, or, if the queue refuses every runner, the queue's error.
-func (g *Group) runnerGone(err error) {
+// runner, or, if the queue refuses every runner, the queue's error: it
+// returns how many members it ended so.
+func (g *Group) runnerGone(err error) int {
 	q := g.q
 	q.mu.Lock()
 	left := g.runners.Add(-1)
@@ -58,18 +98,19 @@ func (g *Group) runnerGone(err error) {
 	}
 	q.mu.Unlock()
 	if !g.hasWaiting() {
-		return
+		return 0
 	}
 	if err == nil {
 		g.wakeRunner()
-		return
+		return 0
 	}
 	if g.watch && g.ctx.Err() != nil {
 		g.abort(context.Cause(g.ctx), false) // refused while waiting for room
 	}
 	if left == 0 {
-		g.refuse(g.takeAll(), err)
+		return g.refuse(g.takeAll(), err)
 	}
+	return 0
 }
 
 // CatchesPanics: see errTask.
@@ -87,7 +128,12 @@ func (r *groupRunner) Run(sl scheduler.Slot) {
 		}
 	}()
 	for n := 1; ; n++ {
-		m := g.pop()
+		m := r.first
+		if m != nil {
+			r.first = nil
+		} else {
+			m = g.pop()
+		}
 		if m == nil {
 			normal = true
 			g.runnerGone(nil)
@@ -130,9 +176,9 @@ func (r *groupRunner) handOn() {
 
 // drop ends a runner the queue will not run: CloseNow took it out of the
 // queue, or the queue refused it. If no other runner is left, the members
-// waiting fail with err.
-func (r *groupRunner) drop(err error) {
-	r.g.runnerGone(err)
+// waiting fail with err; it returns how many.
+func (r *groupRunner) drop(err error) int {
+	return r.g.runnerGone(err)
 }
 
 // cancelWaiting ends, with err, the members of g that have not started, for

@@ -2,6 +2,7 @@ package taskqueue
 
 import (
 	"context"
+	"slices"
 
 	"github.com/taskqueue-go/taskqueue/scheduler"
 )
@@ -182,4 +183,19 @@ func (g *Group) woke(ns uint64) {
 		g.cond.Broadcast()
 		g.mu.Unlock()
 	}
+}
+
+// skip gives back index i, which TryGo took for a member it then refused.
+func (g *Group) skip(i int64) {
+	g.mu.Lock()
+	g.skipped = append(g.skipped, i)
+	g.mu.Unlock()
+}
+
+// skippedIndexes returns the indexes that TryGo gave back, in order.
+func (g *Group) skippedIndexes() []int64 {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	slices.Sort(g.skipped)
+	return slices.Clone(g.skipped)
 }

@@ -19,7 +19,7 @@ import (
 type Handle struct {
 	tc    taskCtx              // the context the task receives, and the slot it holds while it runs
 	q     *Queue               // the queue it was submitted to
-	id    atomic.Uint64        // its scheduler.ID once queued; 0 while it waits for its due time
+	id    atomic.Uint64        // its scheduler.ID once queued; 0 while it waits for its due time, inFlight while runDue queues it
 	state atomic.Pointer[node] // see node
 	// done is counted down when the task is done: the waits that watch no
 	// context wait on it, which costs no allocation; sleepers counts them.
@@ -182,25 +182,27 @@ func (h *Handle) Err() error {
 // Wait blocks until the task is done and returns Err, or until ctx is done and
 // returns ctx.Err(); the task then goes on. If the task's own context is done
 // before the task starts, the task is canceled at once. Waiting costs no
-// allocation when neither context can be done. A task that waits, with its
-// own context, for a task of a queue of its own tree lends its slots of
-// their shared targets while it waits (see WithTarget), so that waiting
-// tasks cannot hold every slot the awaited task needs; if ctx ends while the
-// work that borrowed the slot runs, Wait returns ctx.Err() once that work's
-// item ends and the slot is back, since the waiting task's own code must not
-// run beside it. A queue lends no slot of its own to a wait for a task of the
-// same queue: tasks that wait for tasks of their own queue keep their slots,
-// and when every slot of the queue waits so, the waits last until their
-// contexts end, as a serial queue's task that calls RunSync on it with an
-// outsider's context does.
+// allocation when neither context can be done.
+//
+// A task that waits keeps its slot, of its queue and of each target above
+// it, while it waits. A wait that could never end panics instead: one from
+// the task itself (with its context, or one derived from it), and one from a
+// task that holds the one slot of a serial queue that the task waited for
+// needs to start (a task of the same serial queue, or of a queue whose
+// target is a serial queue that the awaited task runs on too). A task is
+// told by its context: with another, such as context.Background(), the wait
+// cannot be told from an outsider's and lasts until that context is done.
+// On concurrent queues, tasks that wait for tasks of the same queue or tree
+// hold their slots as a pool's workers do: when every slot the awaited task
+// could run on is held by such a wait, the waits last until their contexts
+// end. To wait inside a task for work of its own queue without holding a
+// slot, chain it with Then instead.
 func (h *Handle) Wait(ctx context.Context) error {
 	h.mustBeMade()
 	if h.IsDone() {
 		return h.Err()
 	}
-	var err error
-	h.q.s.Await(slotOf(ctx), func() { err = h.wait(ctx) })
-	return err
+	return await(ctx, "Handle.Wait", waited{q: h.q, task: &h.tc}, func() error { return h.wait(ctx) })
 }
 
 func (h *Handle) wait(ctx context.Context) error {
@@ -265,7 +267,7 @@ func (h *Handle) Cancel() bool {
 // it did: a queued task leaves the scheduler, a delayed one the heap, a
 // continuation the task it waits for (see Then).
 func (q *Queue) cancel(h *Handle, err error) bool {
-	if id := h.id.Load(); id != 0 {
+	if id := h.id.Load(); id != 0 && id != inFlight {
 		return q.dequeue(h, scheduler.ID(id), err)
 	}
 	if n := h.waitingNode(); n != nil {

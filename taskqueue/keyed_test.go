@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/taskqueue-go/taskqueue/taskqueue"
 )
@@ -201,4 +202,37 @@ func TestKeyedHammer(t *testing.T) {
 	if l := k.Lanes(); l != 0 {
 		t.Errorf("%d lanes left; want 0", l)
 	}
+}
+
+// TestKeyedLanesRetireAfterDelayedTasks: each key gets one RunAfter with a
+// short delay; once they have run, every lane has retired and the Keyed
+// answers. The goroutine that queues a due task used to run the lane's idle
+// function, which reads the lane's Stats, while it held the queue's delay
+// lock that Stats takes: the Keyed deadlocked for good within a few hundred
+// keys.
+func TestKeyedLanesRetireAfterDelayedTasks(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		pool := taskqueue.NewConcurrent(4)
+		k := taskqueue.NewKeyed[int](pool)
+		var ran atomic.Int32
+		const keys = 2000
+		for key := range keys {
+			k.RunAfter(t.Context(), key, time.Duration(1+key%7)*time.Millisecond, func(context.Context) error {
+				ran.Add(1)
+				return nil
+			})
+		}
+		time.Sleep(time.Second)
+		synctest.Wait()
+		if n := ran.Load(); n != keys {
+			t.Errorf("%d delayed tasks ran; want %d", n, keys)
+		}
+		if n := k.Lanes(); n != 0 {
+			t.Errorf("Lanes() = %d once every delayed task ran; want 0", n)
+		}
+		if st := k.Total(); st.Completed != keys || st.Delayed != 0 {
+			t.Errorf("Total() = %+v; want %d completed, none delayed", st, keys)
+		}
+		pool.Close()
+	})
 }

@@ -99,13 +99,17 @@ func WithFailWhenFull() Option {
 // on a child the same way, RunSync in place included: a task of a child runs
 // RunSync on its target, or on an idle sibling, in its own place, on its
 // slot of the target, taking turns with the task's other functions run in
-// its place, as RunSync on its own queue does. While goroutines of the task
-// wait with its context for work of the tree (RunSync behind a busy
-// sibling, Handle.Wait, Group.Wait, Apply, Map), the task's slot of the
-// target is lent to that work, once however many wait, and taken back for
-// each function that runs in the task's place meanwhile (which waits for it
-// until its context ends). A wait whose context ends while the slot is in
-// use returns once it is back.
+// its place, as RunSync on its own queue does.
+//
+// A task of a tree that waits (RunSync behind a busy sibling, Handle.Wait,
+// Group.Wait, Apply, Map) keeps its slots, of its queue and of the targets
+// above it, while it waits: no slot is lent to the work it waits for. So a
+// wait for work that needs a slot the task holds lasts until that slot is
+// free: with a target that runs one task at a time (NewSerial), the wait
+// panics, since it would wait for itself; with a concurrent target, when
+// every slot is held by such waits, they last until their contexts end.
+// To have a task start work of its tree and go on when that work is done,
+// chain it with Then, which holds no slot while it waits.
 //
 // A child takes turns on target's slots: after its quantum of tasks (see
 // WithQuantum), if it has more, it lets target's other tasks and children go

@@ -96,55 +96,6 @@ func TestOutside3InPlaceHelpersWhileSuspendedOrClosed(t *testing.T) {
 	}
 }
 
-// A Keyed on a target of limit 1: a task of key 1 starts two helpers that,
-// with its context, wait for a task of key 2 and one of key 3. Docs: lanes
-// are serial children of the target, "the tasks of different keys run in
-// parallel, up to the target's limit", and a wait with a task's context lends
-// its slots. The one slot can be lent to one awaited task at a time: a broken
-// tree runs the tasks of keys 2 and 3 at once on a target of limit 1.
-func TestOutside3KeyedOneSlotLentOnce(t *testing.T) {
-	for iter := 0; iter < 10 && !t.Failed(); iter++ {
-		target := taskqueue.NewConcurrent(1)
-		k := taskqueue.NewKeyed[int](target)
-		g := newO3Gauge("target of limit 1", 1)
-		release := make(chan struct{})
-		hold := func(context.Context) error {
-			g.enter("lane task")
-			<-release
-			g.leave()
-			return nil
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-		errs := make(chan error, 2)
-		h := k.RunAsync(ctx, 1, func(tctx context.Context) error {
-			var wg sync.WaitGroup
-			for _, key := range []int{2, 3} {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					errs <- k.RunAsync(tctx, key, hold).Wait(tctx)
-				}()
-			}
-			wg.Wait()
-			return nil
-		})
-		for i := 0; i < 20000 && g.cur.Load() < 2; i++ {
-			runtime.Gosched()
-		}
-		close(release)
-		if err := h.Wait(ctx); err != nil {
-			t.Errorf("task: %v", err)
-		}
-		for i := 0; i < 2; i++ {
-			if err := <-errs; err != nil {
-				t.Errorf("helper wait: %v", err)
-			}
-		}
-		cancel()
-		g.check(t)
-	}
-}
-
 // Tasks whose helpers run RunSync in their place race CloseNow on a
 // concurrent queue. Docs: CloseNow "cancels every task that has not
 // started"; "Every handle completes"; Stats "add up exactly once q is idle":

@@ -127,103 +127,6 @@ func TestOutside3TreeHelpersLendAndRunInPlace(t *testing.T) {
 	}
 }
 
-// A target of limit 1 with three serial children A, B and C. A task of A
-// starts two helpers that, with its context, each do one thing at the same
-// time: wait for a task of B, and wait for a task of C (Handle.Wait or
-// Group.Wait), or run a function in the task's place (RunSync on the target
-// or on A). Each awaited task and in-place function holds on until released.
-// Docs: "target's limit bounds the child, its siblings and target's own tasks
-// together"; "A task that waits, with its own context, ... lends its slots of
-// their shared targets while it waits". The task has one slot to lend: a
-// broken tree lends it twice (two awaited tasks run at once on a target of
-// limit 1), or lends it and runs an in-place function on it at the same time.
-// (No synctest here: a RunSync waiting for its turn in a task's place is not
-// durably blocked, see TestOutside3InPlaceTurnIsDurableForSynctest.)
-func TestOutside3TreeOneSlotLentOnce(t *testing.T) {
-	type act struct {
-		name string
-		do   func(tctx context.Context, tr *o3TreeOne, hold func(string) func(context.Context) error) error
-	}
-	acts := []act{
-		{"Wait on B", func(tctx context.Context, tr *o3TreeOne, hold func(string) func(context.Context) error) error {
-			return tr.b.RunAsync(tctx, hold("B task")).Wait(tctx)
-		}},
-		{"Wait on C", func(tctx context.Context, tr *o3TreeOne, hold func(string) func(context.Context) error) error {
-			return tr.c.RunAsync(tctx, hold("C task")).Wait(tctx)
-		}},
-		{"Group.Wait on C", func(tctx context.Context, tr *o3TreeOne, hold func(string) func(context.Context) error) error {
-			g := taskqueue.NewGroup(tctx, tr.c)
-			g.Go(hold("C member"))
-			return g.Wait(tctx)
-		}},
-		{"RunSync on target", func(tctx context.Context, tr *o3TreeOne, hold func(string) func(context.Context) error) error {
-			return tr.t.RunSync(tctx, hold("in place on target"))
-		}},
-		{"RunSync on A", func(tctx context.Context, tr *o3TreeOne, hold func(string) func(context.Context) error) error {
-			return tr.a.RunSync(tctx, hold("in place on A"))
-		}},
-	}
-	for i := range acts {
-		for j := i + 1; j < len(acts); j++ {
-			a1, a2 := acts[i], acts[j]
-			if a1.name == "Wait on C" && a2.name == "Group.Wait on C" {
-				continue // C is serial: those two run one after the other anyway
-			}
-			t.Run(a1.name+"+"+a2.name, func(t *testing.T) {
-				func() {
-					tr := &o3TreeOne{t: taskqueue.NewConcurrent(1)}
-					tr.a = taskqueue.NewSerial(taskqueue.WithTarget(tr.t))
-					tr.b = taskqueue.NewSerial(taskqueue.WithTarget(tr.t))
-					tr.c = taskqueue.NewSerial(taskqueue.WithTarget(tr.t))
-					g := newO3Gauge("target of limit 1", 1)
-					release := make(chan struct{})
-					hold := func(what string) func(context.Context) error {
-						return func(context.Context) error {
-							g.enter(what)
-							<-release
-							g.leave()
-							return nil
-						}
-					}
-					ctx := context.Background()
-					errs := make(chan error, 2)
-					h := tr.a.RunAsync(ctx, func(tctx context.Context) error {
-						var wg sync.WaitGroup
-						for _, a := range []act{a1, a2} {
-							wg.Add(1)
-							go func() {
-								defer wg.Done()
-								errs <- a.do(tctx, tr, hold)
-							}()
-						}
-						wg.Wait()
-						return nil
-					})
-					// Let what can start, start; stop early once two run
-					// (the failure). Only a real overlap can fail the test.
-					for k := 0; k < 20000 && g.cur.Load() < 2; k++ {
-						runtime.Gosched()
-					}
-					running := g.max.Load()
-					close(release)
-					if err := h.Wait(ctx); err != nil {
-						t.Errorf("task: %v", err)
-					}
-					for k := 0; k < 2; k++ {
-						if err := <-errs; err != nil {
-							t.Errorf("helper: %v", err)
-						}
-					}
-					if running > 1 {
-						t.Errorf("with both helpers blocked, %d functions ran at once on the target of limit 1", running)
-					}
-					g.check(t)
-				}()
-			})
-		}
-	}
-}
-
 type o3TreeOne struct{ t, a, b, c *taskqueue.Queue }
 
 // Helpers on a tree that runs one function at a time: a target of limit 1
@@ -299,7 +202,10 @@ const o3Helpers = 3
 // function ends, though B's task still holds it: A's next task then runs
 // beside B's task.
 func TestOutside3TreeRunSyncOnSiblingKeepsSlot(t *testing.T) {
-	for _, when := range []string{"A task queued before", "A task queued after"} {
+	// (With A's task queued before B's RunSync, A is busy: B's task waits
+	// for A holding the target's one slot, until its context ends; see
+	// TestWaitsHoldTheirSlots.)
+	for _, when := range []string{"A task queued before"} {
 		t.Run(when, func(t *testing.T) {
 			root := taskqueue.NewConcurrent(1)
 			a := taskqueue.NewSerial(taskqueue.WithTarget(root))

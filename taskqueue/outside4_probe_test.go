@@ -4,74 +4,9 @@ import (
 	"context"
 	"testing"
 	"testing/synctest"
-	"time"
 
 	"github.com/taskqueue-go/taskqueue/taskqueue"
 )
-
-// Waits across levels of a tree, each with a fake-time bound so that a wait
-// that lends nothing ends with the bound instead of hanging. T has one slot.
-//
-//   - A's task waits for a task of AA, a child of A: "a task that waits, with
-//     its own context, for a task of a queue of its own tree lends its slots
-//     of their shared targets": A and T are both AA's targets, and the
-//     waiting task holds a slot of each.
-//   - T's task waits for a group on its child A ("From a task of a queue of
-//     the same tree, Wait lends the waiting task's slots").
-//
-// A broken implementation keeps the slots, and the wait ends only at its
-// bound.
-func TestOutside4WaitAcrossLevels(t *testing.T) {
-	t.Run("child of own queue", func(t *testing.T) {
-		synctest.Test(t, func(t *testing.T) {
-			T := taskqueue.NewSerial()
-			A := taskqueue.NewSerial(taskqueue.WithTarget(T))
-			AA := taskqueue.NewSerial(taskqueue.WithTarget(A))
-			err := A.RunSync(context.Background(), func(ctx context.Context) error {
-				h := AA.RunAsync(context.Background(), func(context.Context) error { return nil })
-				c, cancel := context.WithTimeout(ctx, time.Hour)
-				defer cancel()
-				return h.Wait(c)
-			})
-			if err != nil {
-				t.Errorf("A's task waiting for a task of its child AA: %v", err)
-			}
-		})
-	})
-	t.Run("group of child from target's task", func(t *testing.T) {
-		synctest.Test(t, func(t *testing.T) {
-			T := taskqueue.NewSerial()
-			A := taskqueue.NewConcurrent(2, taskqueue.WithTarget(T))
-			err := T.RunSync(context.Background(), func(ctx context.Context) error {
-				g := taskqueue.NewGroup(context.Background(), A)
-				for i := 0; i < 3; i++ {
-					g.Go(func(context.Context) error { return nil })
-				}
-				c, cancel := context.WithTimeout(ctx, time.Hour)
-				defer cancel()
-				return g.Wait(c)
-			})
-			if err != nil {
-				t.Errorf("T's task waiting for a group on its child A: %v", err)
-			}
-		})
-	})
-	t.Run("handle of child from target's task", func(t *testing.T) {
-		synctest.Test(t, func(t *testing.T) {
-			T := taskqueue.NewSerial()
-			A := taskqueue.NewSerial(taskqueue.WithTarget(T))
-			err := T.RunSync(context.Background(), func(ctx context.Context) error {
-				h := A.RunAsync(context.Background(), func(context.Context) error { return nil })
-				c, cancel := context.WithTimeout(ctx, time.Hour)
-				defer cancel()
-				return h.Wait(c)
-			})
-			if err != nil {
-				t.Errorf("T's task waiting for a task of its child A: %v", err)
-			}
-		})
-	})
-}
 
 // Waits for a turn in a task's place are durable for synctest and give up
 // with their context, whatever the queue: a concurrent queue, a child calling
@@ -157,32 +92,6 @@ func TestOutside4TurnWaitKinds(t *testing.T) {
 				}
 			})
 		})
-	}
-}
-
-// An in-place call made while the task's slot is lent and busy: T has one
-// slot, held by A's task; one helper waits for B's task X, which runs on the
-// lent slot and blocks. A second helper calls T.RunSync in the task's place:
-// taking the slot back means waiting for X, so its function must not run
-// while X does; the wait is durable for synctest, and gives up on cancel. A
-// third call, after X is released, runs. A broken implementation runs the
-// in-place function beside X (two on T's one slot), hangs synctest.Wait, or
-// ignores the cancel.
-func TestOutside4InPlaceWhileLentSlotBusy(t *testing.T) {
-	calls := map[string]func(ctx context.Context, q *taskqueue.Queue, f func()) error{
-		"RunSync": func(ctx context.Context, q *taskqueue.Queue, f func()) error {
-			return q.RunSync(ctx, func(context.Context) error { f(); return nil })
-		},
-		"Apply": func(ctx context.Context, q *taskqueue.Queue, f func()) error {
-			return taskqueue.Apply(ctx, q, 1, func(int) { f() })
-		},
-		"Map": func(ctx context.Context, q *taskqueue.Queue, f func()) error {
-			_, err := taskqueue.Map(ctx, q, []int{0}, func(context.Context, int) (int, error) { f(); return 0, nil })
-			return err
-		},
-	}
-	for name, call := range calls {
-		t.Run(name, func(t *testing.T) { o4InPlaceWhileLentSlotBusy(t, call) })
 	}
 }
 

@@ -232,38 +232,6 @@ func TestOutsideKeyedTryGo(t *testing.T) {
 	})
 }
 
-// A task of a child waiting, with its own context, for a task of a sibling on a
-// target with one slot lends its slot rather than deadlocking.
-func TestOutsideHandleWaitLendsSlotInTree(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		target := taskqueue.NewSerial()
-		a := taskqueue.NewSerial(taskqueue.WithTarget(target))
-		b := taskqueue.NewSerial(taskqueue.WithTarget(target))
-		ctx := context.Background()
-		h := a.RunAsync(ctx, func(tctx context.Context) error {
-			hb := b.RunAsync(ctx, func(context.Context) error { return nil })
-			wctx, cancel := context.WithTimeout(tctx, time.Hour)
-			defer cancel()
-			return hb.Wait(wctx)
-		})
-		if err := h.Wait(ctx); err != nil {
-			t.Fatalf("task of a child waiting for a sibling's task: %v", err)
-		}
-		// Keyed lanes are children too.
-		k := taskqueue.NewKeyed[int](target)
-		h2 := k.RunAsync(ctx, 1, func(tctx context.Context) error {
-			hk := k.RunAsync(ctx, 2, func(context.Context) error { return nil })
-			wctx, cancel := context.WithTimeout(tctx, time.Hour)
-			defer cancel()
-			return hk.Wait(wctx)
-		})
-		if err := h2.Wait(ctx); err != nil {
-			t.Fatalf("lane task waiting for another lane's task: %v", err)
-		}
-		target.Close()
-	})
-}
-
 // Closing the target closes its children; the target's Shutdown waits for their
 // accepted tasks, delayed ones included.
 func TestOutsideTargetCloseClosesChildren(t *testing.T) {

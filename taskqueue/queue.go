@@ -41,11 +41,13 @@ type Queue struct {
 	delayed delayHeap
 	dead    int                 // entries of delayed whose task was canceled
 	timer   *time.Timer         // nil while delayed is empty
+	moved   chan struct{}       // closed once the batch of due tasks runDue is queuing is queued; nil if none
 	waits   *syncCall           // the RunSync calls waiting for their turn, newest first (see Waits)
 	slow    *time.Timer         // watches the waits for one that waits for itself; nil while none waits
 	groups  map[*Group]struct{} // the groups with runners on the queue, whose members CloseNow stops
 
 	closedNow atomic.Bool  // CloseNow was called: runners start no more members
+	mover     atomic.Int32 // runDue calls under way: the first moves, the others leave it a note
 	suspends  atomic.Int32 // Suspend calls not yet resumed
 
 	panicked atomic.Uint64
@@ -243,7 +245,7 @@ func (q *Queue) reject(h *Handle, err error) {
 // queue's own tasks (by ctx: see RunSync), which could otherwise wait for
 // themselves.
 func (q *Queue) mayWait(ctx context.Context) bool {
-	return q.bounded && !q.failFull && !q.s.Holds(slotOf(ctx))
+	return q.bounded && !q.failFull && !holds(ctx, q.s)
 }
 
 // dequeue takes the queued task id, whose handle is h, out of the scheduler

@@ -10,42 +10,16 @@ import (
 )
 
 // RunSync runs f on q and blocks until it returns, then returns its error.
-// f receives a context derived from ctx, which carries the slot of q that f
-// holds while it runs (see below).
+// f receives a context derived from ctx.
 //
-// Where f runs:
-//
-//   - In place of the caller's task, when ctx is the context a task of q
-//     received (or one derived from it, as Go code passes contexts down) and
-//     that task is still running: f runs at once on the calling goroutine,
-//     in the task's place, on its slot. The task waits for f, so the queue's
-//     limit and, on a serial queue, exclusivity hold, and RunSync from
-//     inside a serial queue's own task completes instead of deadlocking (the
-//     rule of .NET's TryExecuteTaskInline). This holds for every goroutine
-//     that works for the task with its context: an iter.Pull body the task
-//     drives, goroutines it starts and waits for. Functions run in one
-//     task's place take turns (Apply's and Map's part on the caller
-//     included): no two of them overlap, whichever goroutines call, and
-//     each gets a context of its own for its own nested calls; a call that
-//     waits for its turn gives up when its ctx is done. A goroutine that the
-//     task does not wait for must not use its context while the task runs:
-//     its calls would run, and its waits lend the task's slot (see
-//     WithTarget), beside the task's own code. Once the task has returned,
-//     its context is an outsider's and holds no slot.
-//   - On the calling goroutine too when q is idle (nothing queued, a slot
-//     free), as libdispatch does, which saves the hand-off to a worker;
-//     exclusivity and submission order hold all the same.
-//   - Otherwise f waits its turn in the queue, runs on a worker, and
-//     RunSync waits for it.
-//
-// The context is what makes a call the task's own: RunSync with a context
-// that does not come from the task's (context.Background(), or the context
-// of an outer function in place of the nested one's) is an outsider that
-// waits behind the task; from inside the task, on a serial queue, it would
-// wait forever, and RunSync logs a warning through log/slog when a call has
-// waited five seconds behind a task that is still running. A task submitted
-// with Go receives no context: one that needs RunSync on its own queue is
-// submitted with RunAsync.
+// f runs at once on the calling goroutine, in a task's place, when ctx is
+// the context a running task of q received, or that of a task of a queue
+// above q that q runs on, or derives from one (see Serial queues and
+// re-entry in the package documentation): the task waits for f, so q's limit
+// and order hold, and RunSync from a serial queue's own task completes where
+// other pools deadlock. f also runs on the caller when q is idle, which
+// saves the hand-off to a worker. Otherwise f waits its turn and runs on a
+// worker.
 //
 // If ctx is done before f starts, f does not run and RunSync returns
 // ctx.Err(); if ctx is done while f runs on a worker, RunSync returns
@@ -53,13 +27,11 @@ import (
 // panic handler). RunSync returns ErrClosed if q is closed and ErrQueueFull
 // as RunAsync would. If f panics, RunSync panics in the caller with the
 // *PanicError, which holds the panic value and the stack of f; if f calls
-// runtime.Goexit, so does RunSync. RunSync costs one allocation, the record
-// that is f's context.
-//
-// A task of queue A that calls B.RunSync while a task of B calls A.RunSync
-// waits for B while holding A's slot, and the other way round: when every
-// slot of both queues is held so, neither can go on until a context ends, as
-// with two mutexes taken in opposite orders. [Waits] shows such cycles.
+// runtime.Goexit, so does RunSync. A call that could only wait for itself
+// panics instead of waiting (see Handle.Wait); one made from inside a task
+// with another context, which cannot be told, is reported through log/slog
+// when it has waited five seconds behind a task that is still running.
+// RunSync costs one allocation, the record that is f's context.
 //
 // RunSync is shorthand for the generic RunSync with a task that returns no
 // value.
@@ -85,35 +57,41 @@ func RunSync[T any](ctx context.Context, q *Queue, f func(context.Context) (T, e
 }
 
 // tryRun calls run at once, on the calling goroutine, if q can run it there
-// for work with ctx (see RunSync): in the place of the task whose context
-// ctx is, in its turn, or on a free slot. It reports whether it did, and
-// otherwise the Slot that the caller's work holds, for its wait: the zero
-// Slot for an outsider, or for a task that has returned. It returns
-// ctx.Err() if ctx was done while it waited for the task's turn, or for the
-// task's slot, lent to work that another of its goroutines waits for, to
-// come back.
-func (q *Queue) tryRun(ctx context.Context, run func(scheduler.Slot)) (bool, scheduler.Slot, error) {
-	w := workOf(ctx)
-	if w == nil {
-		return q.s.TryRun(scheduler.Slot{}, run), scheduler.Slot{}, nil
+// for work with ctx (see RunSync): in the place of a task whose context ctx
+// is or derives from, in that task's turn, or on a free slot. It reports
+// whether it did. It returns ctx.Err() if ctx was done while it waited for
+// the task's turn.
+func (q *Queue) tryRun(ctx context.Context, run func(scheduler.Slot)) (bool, error) {
+	var inner *taskCtx // the innermost work of ctx that runs, whose slot a new one carries on
+	for c := workOf(ctx); c != nil; c = workOf(c.Context) {
+		if c.ended.Load() {
+			continue
+		}
+		if inner == nil {
+			inner = c
+		}
+		if !q.runsOn(c.slot) {
+			continue
+		}
+		// run would run in c's place, on a slot it holds of q or of a
+		// target above: it takes its turn with c's other work.
+		switch ok, err := c.takeTurn(ctx); {
+		case err != nil:
+			return false, err
+		case ok:
+			return c.tryRun(q.s, run), nil
+		}
+		// c returned meanwhile: its context is an outsider's, and its slot,
+		// which the worker has not given back yet, is not the caller's.
+		if inner == c {
+			inner = nil
+		}
 	}
-	sl := w.slot
-	if !q.runsOn(sl) {
-		ran, err := q.s.TryRunContext(ctx, sl, run)
-		return ran, sl, err
+	sl := scheduler.Slot{}
+	if inner != nil {
+		sl = inner.slot
 	}
-	// run would run in the task's place, on a slot it holds of q or of a
-	// target above: it takes its turn with the task's other work.
-	switch ok, err := w.takeTurn(ctx); {
-	case err != nil:
-		return false, scheduler.Slot{}, err
-	case !ok:
-		// The task has returned: its context is an outsider's, which holds
-		// no slot, whether or not the worker has moved on yet.
-		return q.s.TryRun(scheduler.Slot{}, run), scheduler.Slot{}, nil
-	}
-	ran, err := w.tryRun(ctx, q.s, sl, run)
-	return ran, sl, err
+	return q.s.TryRun(sl, run), nil
 }
 
 // runsOn reports whether work that holds sl would run on a slot it holds,
@@ -141,7 +119,7 @@ func (q *Queue) runSync(ctx context.Context, f func(context.Context) error) erro
 		return err
 	}
 	var err error
-	ran, sl, terr := q.tryRun(ctx, func(sl scheduler.Slot) { err = q.runHere(ctx, sl, f) })
+	ran, terr := q.tryRun(ctx, func(sl scheduler.Slot) { err = q.runHere(ctx, sl, f) })
 	switch {
 	case terr != nil:
 		q.canceled.Add(1)
@@ -149,7 +127,7 @@ func (q *Queue) runSync(ctx context.Context, f func(context.Context) error) erro
 	case ran:
 		return err
 	}
-	return q.wait(ctx, sl, f)
+	return q.wait(ctx, f)
 }
 
 // runHere runs f for RunSync on the calling goroutine, on the slot sl of q
@@ -193,8 +171,19 @@ type syncCall struct {
 }
 
 // wait queues f and waits for it, for RunSync on a queue that cannot run it
-// on the caller, whose work holds sl.
-func (q *Queue) wait(ctx context.Context, sl scheduler.Slot, f func(context.Context) error) error {
+// on the caller. Through await: a call whose f could never start while the
+// caller waits panics before it is queued.
+func (q *Queue) wait(ctx context.Context, f func(context.Context) error) (err error) {
+	await(ctx, "RunSync", waited{q: q}, func() error {
+		err = q.waitTurn(ctx, f)
+		return nil
+	})
+	return err
+}
+
+// waitTurn queues f, waits for a worker to run it and returns its outcome,
+// or ctx.Err() once ctx is done.
+func (q *Queue) waitTurn(ctx context.Context, f func(context.Context) error) error {
 	c := &syncCall{q: q, f: f}
 	c.tc.Context = ctx
 	c.call.Arm(ctx)
@@ -204,11 +193,7 @@ func (q *Queue) wait(ctx context.Context, sl scheduler.Slot, f func(context.Cont
 		return err
 	}
 	q.addWait(c)
-	var delivered, ran bool
-	// While it waits, the caller lends its slots of the targets above q:
-	// a task of a tree that waits for a queue of the same tree must not hold
-	// the slots that queue needs.
-	q.s.Await(sl, func() { delivered, ran = c.call.Wait(ctx) })
+	delivered, ran := c.call.Wait(ctx)
 	q.removeWait(c)
 	if !delivered {
 		if !ran && q.s.TryDequeue(id) {

@@ -21,23 +21,23 @@ func (q *Queue) Close() error {
 // once, and after CloseNow, to wait for the tasks that were running.
 //
 // Shutdown panics on the default queues, which are shared, and when called
-// from one of q's own tasks with that task's context, or one derived from it
-// (use CloseNow there, or Close from another goroutine). A task is told by
-// its context, as RunSync tells it: with another context, such as
+// from one of q's own tasks, or a task of a queue that targets q, with that
+// task's context or one derived from it: it would wait for itself (use
+// CloseNow there, or Close from another goroutine). A task is told by its
+// context, as RunSync tells it: with another context, such as
 // context.Background(), the call cannot be told from an outsider's and
 // waits, for itself, until that context is done.
 func (q *Queue) Shutdown(ctx context.Context) error {
 	q.mustNotBeDefault("Shutdown")
-	if q.s.Holds(slotOf(ctx)) {
-		panic("taskqueue: Shutdown called from one of the queue's own tasks, which would wait for itself")
-	}
-	q.mu.Lock()
-	q.closed = true
-	q.mu.Unlock()
-	q.s.Close()
-	// The delayed tasks hold reservations in the scheduler, which counts
-	// them as work to wait for until they come due and run.
-	return q.s.Wait(ctx)
+	return await(ctx, "Shutdown", waited{q: q, all: true}, func() error {
+		q.mu.Lock()
+		q.closed = true
+		q.mu.Unlock()
+		q.s.Close()
+		// The delayed tasks hold reservations in the scheduler, which counts
+		// them as work to wait for until they come due and run.
+		return q.s.Wait(ctx)
+	})
 }
 
 // CloseNow stops q from accepting tasks and cancels every task that has not
@@ -66,7 +66,7 @@ func (q *Queue) cancelPending(err error, close bool) int {
 	} else {
 		queued = q.s.DequeueAll()
 	}
-	dropped := 0
+	dropped, members := 0, 0 // members of groups count themselves as canceled
 	for _, t := range queued {
 		switch t := t.(type) {
 		case runner:
@@ -79,7 +79,10 @@ func (q *Queue) cancelPending(err error, close bool) int {
 				continue
 			}
 		case *groupRunner:
-			t.drop(ErrClosed) // its members are counted below
+			// The members it leaves are canceled, and counted, with it if it
+			// was the group's last runner; otherwise below, with the
+			// group's, or by a runner still at work.
+			members += t.drop(ErrClosed)
 			continue
 		}
 		dropped++
@@ -94,9 +97,9 @@ func (q *Queue) cancelPending(err error, close bool) int {
 	}
 	q.mu.Unlock()
 	for _, g := range groups {
-		n += g.cancelWaiting(err)
+		members += g.cancelWaiting(err)
 	}
-	return n + dropped
+	return n + dropped + members
 }
 
 func (q *Queue) mustNotBeDefault(call string) {

@@ -32,9 +32,8 @@ func Waits(queues ...*Queue) []Wait {
 		q.mu.Lock()
 		for c := q.waits; c != nil; c = c.next {
 			w := Wait{Queue: q, Since: c.since}
-			sl := slotOf(c.tc.Context)
 			for _, h := range queues {
-				if h.s.Holds(sl) {
+				if holds(c.tc.Context, h.s) {
 					w.Holds = append(w.Holds, h)
 				}
 			}

@@ -1,0 +1,279 @@
+package taskqueue_test
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/taskqueue-go/taskqueue/internal/testkit"
+	"github.com/taskqueue-go/taskqueue/taskqueue"
+)
+
+// TestWaitsThatWouldWaitForThemselvesPanic: every blocking call of the
+// package goes through one rule, which panics, naming the call, when the
+// caller's work (told by its context) could never see the awaited work done:
+// it is that work, or it holds the one slot of a serial queue the work needs
+// to start. Each case used to wait until its context ended, or forever.
+func TestWaitsThatWouldWaitForThemselvesPanic(t *testing.T) {
+	type tree struct{ root, a, b *taskqueue.Queue } // a and b: serial children of a serial root
+	cases := []struct {
+		name string
+		want string
+		// in runs in a task of tr.a (or of tr.root, if onRoot), with the
+		// task's context, and returns what it did not panic with.
+		in     func(ctx context.Context, tr tree)
+		onRoot bool
+	}{{
+		name: "Handle.Wait for a task of its own serial queue",
+		want: "Handle.Wait from a task of the serial queue it waits for",
+		in: func(ctx context.Context, tr tree) {
+			tr.a.RunAsync(context.Background(), nop).Wait(ctx)
+		},
+	}, {
+		name: "Future.Wait for a task of a sibling on a serial target",
+		want: "Handle.Wait from a task that holds the one slot of a serial queue that the queue it waits for runs on",
+		in: func(ctx context.Context, tr tree) {
+			taskqueue.RunAsync(context.Background(), tr.b, func(context.Context) (int, error) { return 1, nil }).Wait(ctx)
+		},
+	}, {
+		name: "Handle.Wait for a task of the target, from a child's task",
+		want: "Handle.Wait from a task of the serial queue it waits for",
+		in: func(ctx context.Context, tr tree) {
+			tr.root.RunAsync(context.Background(), nop).Wait(ctx)
+		},
+	}, {
+		name: "Handle.Wait for a task of a child, from the target's task",
+		want: "Handle.Wait from a task that holds the one slot of a serial queue that the queue it waits for runs on",
+		in: func(ctx context.Context, tr tree) {
+			tr.a.RunAsync(context.Background(), nop).Wait(ctx)
+		},
+		onRoot: true,
+	}, {
+		name: "Group.Wait for members on a sibling",
+		want: "Group.Wait from a task that holds the one slot of a serial queue that the queue it waits for runs on",
+		in: func(ctx context.Context, tr tree) {
+			g := taskqueue.NewGroup(context.Background(), tr.b)
+			g.Go(nop)
+			g.Wait(ctx)
+		},
+	}, {
+		name: "GroupOf.Wait for members on its own serial queue",
+		want: "GroupOf.Wait from a task of the serial queue it waits for",
+		in: func(ctx context.Context, tr tree) {
+			g := taskqueue.NewGroupOf[int](context.Background(), tr.a)
+			g.Go(func(context.Context) (int, error) { return 1, nil })
+			g.Wait(ctx)
+		},
+	}, {
+		name: "GroupOf.Completed of a group made with the task's context",
+		want: "GroupOf.Completed from a task of the serial queue it waits for",
+		in: func(ctx context.Context, tr tree) {
+			g := taskqueue.NewGroupOf[int](ctx, tr.a)
+			g.Go(func(context.Context) (int, error) { return 1, nil })
+			for range g.Completed() {
+			}
+		},
+	}, {
+		name: "RunSync on a busy sibling",
+		want: "RunSync from a task that holds the one slot of a serial queue that the queue it waits for runs on",
+		in: func(ctx context.Context, tr tree) {
+			tr.b.Go(func() {}) // b is busy: RunSync cannot run on the caller
+			tr.b.RunSync(ctx, nop)
+		},
+	}, {
+		name: "Apply on a busy sibling",
+		want: "Apply from a task that holds the one slot of a serial queue that the queue it waits for runs on",
+		in: func(ctx context.Context, tr tree) {
+			tr.b.Go(func() {})
+			taskqueue.Apply(ctx, tr.b, 4, func(int) {})
+		},
+	}, {
+		name: "Map on a busy sibling",
+		want: "Map from a task that holds the one slot of a serial queue that the queue it waits for runs on",
+		in: func(ctx context.Context, tr tree) {
+			tr.b.Go(func() {})
+			taskqueue.Map(ctx, tr.b, []int{1, 2}, func(_ context.Context, i int) (int, error) { return i, nil })
+		},
+	}, {
+		name: "Handle.Wait from a function run in the task's place",
+		want: "Handle.Wait from a task that holds the one slot of a serial queue that the queue it waits for runs on",
+		in: func(ctx context.Context, tr tree) {
+			var msg any
+			tr.a.RunSync(ctx, func(ctx context.Context) error {
+				msg = testkit.PanicValue(func() { tr.b.RunAsync(context.Background(), nop).Wait(ctx) })
+				return nil
+			})
+			panic(msg)
+		},
+	}, {
+		name: "Shutdown of the target from a child's task",
+		want: "Shutdown from a task of the queue",
+		in: func(ctx context.Context, tr tree) {
+			tr.root.Shutdown(ctx)
+		},
+	}, {
+		name: "Handle.Wait for its own task, from a goroutine it waits for",
+		want: "Handle.Wait from the task it waits for",
+		in: func(ctx context.Context, tr tree) {
+			h := ctx.Value(selfKey{}).(*atomic.Pointer[taskqueue.Handle]).Load()
+			done := make(chan any)
+			go func() { done <- testkit.PanicValue(func() { h.Wait(ctx) }) }()
+			panic(<-done)
+		},
+	}}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				root := taskqueue.NewSerial()
+				tr := tree{root, taskqueue.NewSerial(taskqueue.WithTarget(root)), taskqueue.NewSerial(taskqueue.WithTarget(root))}
+				on := tr.a
+				if c.onRoot {
+					on = tr.root
+				}
+				var self atomic.Pointer[taskqueue.Handle]
+				ctx := context.WithValue(t.Context(), selfKey{}, &self)
+				var msg string
+				h := on.RunAsync(ctx, func(ctx context.Context) error {
+					msg = testkit.PanicMessage(func() { c.in(ctx, tr) })
+					return nil
+				})
+				self.Store(h)
+				if err := h.Wait(t.Context()); err != nil {
+					t.Fatal(err)
+				}
+				if want := "taskqueue: " + c.want + ", which would wait for itself"; msg != want {
+					t.Errorf("panicked with %q; want %q", msg, want)
+				}
+				if err := root.Close(); err != nil {
+					t.Fatal(err)
+				}
+			})
+		})
+	}
+}
+
+type selfKey struct{}
+
+func nop(context.Context) error { return nil }
+
+// TestWaitsHoldTheirSlots: a task keeps its slots while it waits. On a
+// target of one slot that is not serial (NewConcurrent(1), whose limit may
+// change), a task of one child that waits for a sibling holds the slot the
+// sibling needs: the wait lasts until its context ends, exactly, and the
+// sibling's task runs after, on the slot the waiter gave back. Nothing is
+// lent to the awaited task meanwhile. The same holds for two tasks of a
+// concurrent queue of two slots that both wait for a third of the queue.
+func TestWaitsHoldTheirSlots(t *testing.T) {
+	waits := map[string]func(ctx context.Context, q *taskqueue.Queue, ran *atomic.Int64) error{
+		"Handle.Wait": func(ctx context.Context, q *taskqueue.Queue, ran *atomic.Int64) error {
+			return q.RunAsync(context.Background(), func(context.Context) error { ran.Add(1); return nil }).Wait(ctx)
+		},
+		"RunSync": func(ctx context.Context, q *taskqueue.Queue, ran *atomic.Int64) error {
+			q.Go(func() {}) // q is busy: the call waits for its turn
+			return q.RunSync(ctx, func(context.Context) error { ran.Add(1); return nil })
+		},
+		"Group.Wait": func(ctx context.Context, q *taskqueue.Queue, ran *atomic.Int64) error {
+			g := taskqueue.NewGroup(context.Background(), q)
+			g.Go(func(context.Context) error { ran.Add(1); return nil })
+			return g.Wait(ctx)
+		},
+	}
+	for name, wait := range waits {
+		t.Run(name+"/sibling", func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				target := taskqueue.NewConcurrent(1)
+				a := taskqueue.NewSerial(taskqueue.WithTarget(target))
+				b := taskqueue.NewSerial(taskqueue.WithTarget(target))
+				var ran atomic.Int64
+				start := time.Now()
+				h := a.RunAsync(context.Background(), func(ctx context.Context) error {
+					ctx, cancel := context.WithTimeout(ctx, time.Hour)
+					defer cancel()
+					err := wait(ctx, b, &ran)
+					if ran.Load() != 0 {
+						t.Errorf("the awaited work ran while the waiter held the target's one slot")
+					}
+					return err
+				})
+				// Group.Wait cancels the group when its context ends: the
+				// member never runs, and the context's error is the group's.
+				if err := h.Wait(context.Background()); !errors.Is(err, context.DeadlineExceeded) {
+					t.Errorf("the waiting task returned %v; want context.DeadlineExceeded", err)
+				}
+				if waited := time.Since(start); waited != time.Hour {
+					t.Errorf("the wait ended after %v; want 1h, when its context ended", waited)
+				}
+				if err := target.Close(); err != nil {
+					t.Fatal(err)
+				}
+				// A task runs after the wait gave up; a RunSync call and a
+				// group's member, given up before they started, never run.
+				want := map[string]int64{"Handle.Wait": 1, "RunSync": 0, "Group.Wait": 0}[name]
+				if ran.Load() != want {
+					t.Errorf("the awaited work ran %d times after the wait; want %d", ran.Load(), want)
+				}
+			})
+		})
+	}
+	t.Run("own concurrent queue", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			q := taskqueue.NewConcurrent(2)
+			var ran atomic.Int64
+			var awaited *taskqueue.Handle
+			gate := make(chan struct{})
+			var errs [2]error
+			var waiters []*taskqueue.Handle
+			for i := range 2 {
+				waiters = append(waiters, q.RunAsync(context.Background(), func(ctx context.Context) error {
+					<-gate
+					ctx, cancel := context.WithTimeout(ctx, time.Duration(i+1)*time.Hour)
+					defer cancel()
+					errs[i] = awaited.Wait(ctx)
+					return nil
+				}))
+			}
+			awaited = q.RunAsync(context.Background(), func(context.Context) error { ran.Add(1); return nil })
+			close(gate)
+			for _, h := range waiters {
+				h.Wait(context.Background())
+			}
+			if !errors.Is(errs[0], context.DeadlineExceeded) || errs[1] != nil {
+				t.Errorf("the waits returned %v; want the first to end with its context, freeing its slot for the awaited task, and the second to see it done", errs)
+			}
+			q.Close()
+		})
+	})
+}
+
+// TestWorkOfADerivedContextRunsInPlace: the work of a task is told by a
+// context that is, or derives from, the task's. A task of a serial queue
+// that submits, with its context, a task of another queue and waits for it:
+// that task's RunSync on the first queue runs in the waiting task's place,
+// as the waiting task's own call would (it used to wait behind the task
+// until its context ended).
+func TestWorkOfADerivedContextRunsInPlace(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		serial := taskqueue.NewSerial()
+		other := taskqueue.NewConcurrent(2)
+		var inPlace bool
+		err := serial.RunSync(t.Context(), func(ctx context.Context) error {
+			return other.RunAsync(ctx, func(ctx context.Context) error {
+				return serial.RunSync(ctx, func(context.Context) error {
+					inPlace = true
+					return nil
+				})
+			}).Wait(ctx)
+		})
+		if err != nil || !inPlace {
+			t.Errorf("RunSync from a task that the serial queue's task waits for: %v, ran %v; want nil, true", err, inPlace)
+		}
+		if st := serial.Stats(); st.Completed != 2 {
+			t.Errorf("Completed = %d; want 2: the task and the function run in its place", st.Completed)
+		}
+		serial.Close()
+		other.Close()
+	})
+}
