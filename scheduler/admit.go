@@ -134,7 +134,7 @@ func (s *Scheduler) unlock() {
 // isIdleLocked reports whether nothing is queued, reserved or running in s
 // and its subtree (a child's queued work shows in s as its turn).
 func (s *Scheduler) isIdleLocked() bool {
-	return s.list.live == 0 && s.slots.running == 0 && s.books.reserved == 0
+	return s.list.live == 0 && s.slots.running == 0 && s.books.reserved == 0 && s.books.holds == 0
 }
 
 // idleLocked wakes Wait if s is idle, frees what an idle s keeps for the
@@ -173,10 +173,11 @@ func (s *Scheduler) takeLocked() (Task, bool) {
 		s.gate.barriers--
 		s.gate.exclusive = true
 	}
-	if s.tree.isTurn(t) {
+	switch {
+	case s.tree.isTurn(t):
 		s.slots.turns++
 		s.tree.mux.queued--
-	} else {
+	case !isCarried(t):
 		s.cfg.room.release(1)
 	}
 	return t, true

@@ -42,3 +42,14 @@ func (s *Scheduler) SetLimit(n int) {
 	s.slots.limit = int32(min(n, maxLimit))
 	s.unlock()
 }
+
+// Held reports whether s holds back its items now: it, or a target above
+// it, is suspended or holds more slots than its limit after SetLimit
+// lowered it. An item that starts work of its own, one piece after another
+// (a group's runner, say), looks at it before each piece, so that Suspend
+// and SetLimit hold that work back as they hold items. It reads atomics
+// only.
+func (s *Scheduler) Held() bool {
+	s.mustBeMade("Held")
+	return s.gate.holds.Load() || s.heldAbove()
+}

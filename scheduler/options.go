@@ -14,6 +14,7 @@ func (f optionFunc) apply(o *options) { f(o) }
 type options struct {
 	maxPending int               // 0: unbounded
 	onPanic    func(*PanicError) // never nil after buildOptions
+	onGoexit   func()            // WithGoexitFunc; nil if none
 	target     *Scheduler        // nil: a root
 	onIdle     func()
 	name       string
@@ -55,6 +56,19 @@ func WithPanicHandler(h func(*PanicError)) Option {
 		panic("scheduler: WithPanicHandler(nil)")
 	}
 	return optionFunc(func(o *options) { o.onPanic = h })
+}
+
+// WithGoexitFunc sets a function that the Scheduler calls when an item
+// calls runtime.Goexit, on the goroutine that ends, before the item's slot
+// is given back (so before the Scheduler may go idle) and the Goexit goes
+// on: for counting, as a panic handler counts panics. Items that catch
+// their own panics, as the taskqueue package's tasks do, count their own.
+// f must not block. WithGoexitFunc panics if f is nil.
+func WithGoexitFunc(f func()) Option {
+	if f == nil {
+		panic("scheduler: WithGoexitFunc(nil)")
+	}
+	return optionFunc(func(o *options) { o.onGoexit = f })
 }
 
 // WithTarget makes the Scheduler a child of target: it runs its items on

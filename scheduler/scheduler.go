@@ -54,6 +54,7 @@ type Scheduler struct {
 // config is what New sets and nothing changes.
 type config struct {
 	onPanic  func(*PanicError)
+	onGoexit func()          // WithGoexitFunc; nil if none
 	onIdle   func()          // WithIdleFunc; nil if none
 	name     string          // WithName
 	labelCtx context.Context // the pprof labels of the name; nil if none
@@ -63,6 +64,7 @@ type config struct {
 // books holds what s has done and what it still owes, under s.mu.
 type books struct {
 	reserved  int32         // reservations of s and its subtree not yet used or canceled
+	holds     int32         // Holds not yet released
 	completed uint64        // items whose Run has returned or panicked
 	busy      bool          // s had work since it was last idle: going idle is news for onIdle
 	idle      chan struct{} // closed when s goes idle, for Wait; nil if nobody waits
@@ -77,7 +79,7 @@ func New(limit int, opts ...Option) *Scheduler {
 		panic(fmt.Sprintf("scheduler: New(%d): limit must be positive", limit))
 	}
 	o := buildOptions(opts)
-	c := &config{onPanic: o.onPanic, onIdle: o.onIdle, name: o.name}
+	c := &config{onPanic: o.onPanic, onGoexit: o.onGoexit, onIdle: o.onIdle, name: o.name}
 	if o.name != "" {
 		c.labelCtx = pprof.WithLabels(context.Background(), pprof.Labels(labelKey, o.name))
 	}
@@ -202,11 +204,14 @@ func (s *Scheduler) TryDequeue(id ID) bool {
 		s.mu.Unlock()
 		return false // not queued, or the turn of a child, which is not s's to remove
 	}
-	if isBarrier(s.list.remove(id)) {
+	t := s.list.remove(id)
+	if isBarrier(t) {
 		s.gate.barriers--
 	}
 	s.unlock() // a barrier that held the head back may be gone, and s may be idle
-	s.cfg.room.release(1)
+	if !isCarried(t) {
+		s.cfg.room.release(1)
+	}
 	return true
 }
 
@@ -235,17 +240,36 @@ func (s *Scheduler) CloseNow() []Task {
 // dequeueAllLocked is DequeueAll, called with s.mu held, which it unlocks.
 func (s *Scheduler) dequeueAllLocked() []Task {
 	var ts []Task
+	room := 0
 	for _, t := range s.list.drain() {
 		if s.tree.isTurn(t) {
 			s.tree.requeueTurnLocked(&s.list) // a child's turn keeps its place among the turns
 			continue
 		}
-		ts = append(ts, unbarrier(t))
+		if !isCarried(t) {
+			room++
+		}
+		ts = append(ts, unwrap(t))
 	}
 	s.gate.barriers = 0
 	s.unlock()
-	s.cfg.room.release(len(ts))
+	s.cfg.room.release(room)
 	return ts
+}
+
+// Requeue adds t at the end of the list, whatever the state of s: closed,
+// or bounded and full. It is for an item that carries work s has accepted
+// already, such as what a running item hands back to the list so that the
+// items queued behind it go first, or so that Suspend or a lower limit hold
+// it back: refusing it would drop that work. t takes no room of the list.
+// Requeue never blocks and returns t's ID.
+func (s *Scheduler) Requeue(t Task) ID {
+	s.mustBeMade("Requeue")
+	mustTask("Requeue", t)
+	s.mu.Lock()
+	id := s.pushLocked(carried{t})
+	s.unlock()
+	return id
 }
 
 // Close stops s, and its subtree, from accepting items: Enqueue,
@@ -295,4 +319,35 @@ func (s *Scheduler) Wait(ctx context.Context) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// A Hold keeps its Scheduler from counting as idle until Release: neither
+// Wait nor the idle function (see WithIdleFunc) sees it idle meanwhile. A
+// caller that removes an item (TryDequeue, DequeueAll, CloseNow) and then
+// counts it, or completes a handle, holds the Scheduler across both, so
+// that whoever watches for idleness sees the counts that the removal
+// calls for. A Hold must be released exactly once.
+type Hold struct{ s *Scheduler }
+
+// Hold returns a Hold on s.
+func (s *Scheduler) Hold() Hold {
+	s.mustBeMade("Hold")
+	s.mu.Lock()
+	s.books.holds++
+	s.books.busy = true
+	s.mu.Unlock()
+	return Hold{s}
+}
+
+// Release ends the hold; s may then go idle, and its idle function run, on
+// the calling goroutine.
+func (h Hold) Release() {
+	s := h.s
+	s.mu.Lock()
+	if s.books.holds == 0 {
+		s.mu.Unlock()
+		panic("scheduler: Hold.Release of a hold released already")
+	}
+	s.books.holds--
+	s.unlock()
 }

@@ -38,18 +38,31 @@ func Barrier(t Task) Task {
 	return &barrier{t}
 }
 
+// carried marks an item that Requeue queued: it carries work that its
+// Scheduler accepted already, and holds no room of the list.
+type carried struct{ Task }
+
+// isCarried reports whether t was queued by Requeue.
+func isCarried(t Task) bool {
+	_, ok := t.(carried)
+	return ok
+}
+
+// unwrap returns the task that t marks as a barrier or as carried, or t.
+func unwrap(t Task) Task {
+	switch m := t.(type) {
+	case *barrier:
+		return m.Task
+	case carried:
+		return m.Task
+	}
+	return t
+}
+
 // isBarrier reports whether t was marked by Barrier.
 func isBarrier(t Task) bool {
 	_, ok := t.(*barrier)
 	return ok
-}
-
-// unbarrier returns the task a barrier marks, or t.
-func unbarrier(t Task) Task {
-	if b, ok := t.(*barrier); ok {
-		return b.Task
-	}
-	return t
 }
 
 // mustTask panics, naming call, if t is nil or a nil Func, which could not

@@ -48,7 +48,7 @@ func (s *Scheduler) endSlotLocked(rec *slotRec) {
 func (s *Scheduler) runItem(t Task, rec *slotRec) {
 	r := s.region()
 	sl := Slot{rec, rec.gen.Load()}
-	t0 := unbarrier(t)
+	t0 := unwrap(t)
 	if _, safe := t0.(catch.Safe); safe {
 		// A task that catches its own panics (those of package taskqueue,
 		// a child's turn): no recover here, which keeps a new worker's
@@ -61,7 +61,12 @@ func (s *Scheduler) runItem(t Task, rec *slotRec) {
 		}()
 		t0.Run(sl)
 		normal = true
-	} else if p := recoverIn(s.cfg.name, func() { t0.Run(sl) }, func() { s.goexited(t, rec, r) }); p != nil {
+	} else if p := recoverIn(s.cfg.name, func() { t0.Run(sl) }, func() {
+		if s.cfg.onGoexit != nil {
+			s.cfg.onGoexit() // counted before the slot goes, and s may go idle
+		}
+		s.goexited(t, rec, r)
+	}); p != nil {
 		r.end()
 		rec.next()
 		s.cfg.onPanic(p)

@@ -156,6 +156,9 @@ func (b *bulk) run() (err error) {
 	if terr != nil {
 		b.fail(terr) // the caller waited for its task's turn until ctx was done
 		b.leave()
+	} else if !ran && b.q.isClosed() {
+		b.fail(ErrClosed) // closed to anyone: no wait to judge
+		b.leave()
 	} else if !ran {
 		// No slot for the caller: it waits for a first helper, which waits
 		// for room as RunAsync would, and whose handle says if the queue
@@ -186,6 +189,11 @@ func (b *bulk) finish(helpers []scheduler.ID) {
 			return nil
 		})
 	}
+	if len(helpers) == 0 {
+		return
+	}
+	hold := b.q.s.Hold() // q is not idle until the helpers are counted
+	defer hold.Release()
 	for _, id := range helpers {
 		if b.q.s.TryDequeue(id) {
 			b.q.canceled.Add(1)

@@ -52,8 +52,8 @@ func (q *Queue) SetLimit(n int) {
 // on it or on a target above it.
 func (q *Queue) isClosed() bool { return q.s.Closed() }
 
-// idle reports whether q has no task queued or running.
+// idle reports whether q has no task queued, delayed or running.
 func (q *Queue) idle() bool {
 	st := q.s.Stats()
-	return st.Pending == 0 && st.Running == 0
+	return st.Pending == 0 && st.Running == 0 && q.delayedCount() == 0
 }

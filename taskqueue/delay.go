@@ -58,8 +58,10 @@ func (q *Queue) submitAfter(ctx context.Context, d time.Duration, h *Handle, r r
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.closed {
+		q.mu.Unlock() // giving the room back may run the scheduler's idle function
 		res.Cancel()
 		q.reject(h, ErrClosed)
+		q.mu.Lock()
 		return
 	}
 	q.delayed.push(due, r, res)
@@ -177,24 +179,23 @@ func (q *Queue) cancelDelayed(h *Handle, err error) bool {
 		q.mu.Unlock()
 		return q.dequeue(h, scheduler.ID(id), err)
 	}
-	defer q.mu.Unlock()
-	if h.settled() {
-		return false // done, or never accepted
-	}
 	res := h.reservation()
-	if res == nil {
-		return false // a continuation waiting for its antecedent (see Then)
+	if h.settled() || res == nil {
+		q.mu.Unlock()
+		return false // done, never accepted, or a continuation waiting for its antecedent (see Then)
 	}
-	// Its room is given back now, and its entry is dropped lazily.
-	res.Cancel()
 	h.finish(err)
 	q.canceled.Add(1)
-	q.dead++
+	q.dead++ // its entry is dropped lazily: the handle is done, which runDue and armLocked look at
 	if q.dead > q.delayed.len()/2 {
 		q.delayed.compact()
 		q.dead = 0
 	}
 	q.armLocked(time.Now())
+	q.mu.Unlock()
+	// Its room is given back with q.mu released: giving it back may run the
+	// scheduler's idle function.
+	res.Cancel()
 	return true
 }
 
@@ -212,17 +213,21 @@ func (q *Queue) cancelDelayedAll(err error, close bool) int {
 	if close {
 		q.closed = true
 	}
-	n := 0
+	var rooms []*scheduler.Reservation
 	for _, d := range q.delayed.drain() {
 		if h := d.r.handle(); !h.settled() {
-			d.res.Cancel()
+			rooms = append(rooms, d.res)
 			h.finish(err)
-			n++
 		}
 	}
 	q.dead = 0
 	q.armLocked(time.Now()) // stops the timer
-	return n
+	q.mu.Unlock()
+	for _, res := range rooms { // with q.mu released: see cancelDelayed
+		res.Cancel()
+	}
+	q.mu.Lock()
+	return len(rooms)
 }
 
 // delayedCount returns the number of delayed tasks waiting.

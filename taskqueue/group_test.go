@@ -12,6 +12,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/taskqueue-go/taskqueue/internal/testkit"
 	"github.com/taskqueue-go/taskqueue/scheduler"
 	"github.com/taskqueue-go/taskqueue/taskqueue"
 )
@@ -580,4 +581,74 @@ func TestGroupTakesTurns(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestGroupMembersHeldBySuspendAndSetLimit: members are tasks of their
+// queue: once Suspend has returned, none starts until Resume, and once
+// SetLimit has lowered the limit, no more than the new limit run once those
+// running have ended. A group's task used to run its members one after the
+// other whatever the queue's state.
+func TestGroupMembersHeldBySuspendAndSetLimit(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := taskqueue.NewConcurrent(2)
+		g := taskqueue.NewGroup(context.Background(), q)
+		gauge := &testkit.Gauge{Name: "members"}
+		var suspended atomic.Bool
+		var startedSuspended atomic.Int32
+		for range 8 {
+			g.Go(func(context.Context) error {
+				if suspended.Load() {
+					startedSuspended.Add(1)
+				}
+				gauge.Enter("member")
+				defer gauge.Leave()
+				time.Sleep(time.Second)
+				return nil
+			})
+		}
+		synctest.Wait() // two members sleep
+		q.Suspend()
+		suspended.Store(true)
+		time.Sleep(10 * time.Second)
+		synctest.Wait()
+		if n := startedSuspended.Load(); n != 0 {
+			t.Errorf("%d members started while their queue was suspended", n)
+		}
+		suspended.Store(false)
+		q.SetLimit(1)
+		gauge.Limit = 1 // from now on, once the two running have ended
+		q.Resume()
+		if err := g.Wait(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if over := gauge.Over(); over != "" {
+			t.Errorf("after SetLimit(1): %s", over)
+		}
+		q.Close()
+	})
+}
+
+// TestGroupRunnerRefusedIsNoRejection: a group's own task that a full queue
+// refuses is no submission of the user's: the members it leaves count as
+// canceled, and Rejected counts nothing for it.
+func TestGroupRunnerRefusedIsNoRejection(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := taskqueue.NewConcurrent(1, taskqueue.WithMaxQueued(1))
+		block := make(chan struct{})
+		q.Go(func() { <-block })
+		synctest.Wait()
+		q.Go(func() {}) // the queue is full
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		g := taskqueue.NewGroup(ctx, q)
+		g.Go(func(context.Context) error { return nil }) // its task waits for room until ctx ends
+		if err := g.Wait(context.Background()); !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("Wait = %v; want the context's error", err)
+		}
+		close(block)
+		q.Close()
+		if st := q.Stats(); st.Rejected != 0 || st.Canceled != 1 || st.Completed != 2 {
+			t.Errorf("Stats = %+v; want Rejected 0, Canceled 1, Completed 2", st)
+		}
+	})
 }

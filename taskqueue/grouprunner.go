@@ -29,7 +29,8 @@ func (g *Group) wakeRunner() {
 		return
 	}
 	if _, err := g.q.enqueue(g.ctx, &groupRunner{g: g}); err != nil {
-		g.q.rejected.Add(1)
+		// A runner is no submission of the user's: the members it leaves
+		// count as canceled (see refuse).
 		g.runnerGone(err)
 	}
 }
@@ -149,13 +150,15 @@ func (r *groupRunner) Run(sl scheduler.Slot) {
 			return
 		}
 		g.runMember(m, sl)
-		if n == runnerQuantum && g.hasWaiting() {
-			n = 0
-			if _, err := g.q.s.Enqueue(r); err == nil {
-				normal = true
-				return // the rest on the next turn
-			}
-			// The queue takes no more tasks: run on in this turn.
+		// Members are tasks of the queue: Suspend, and SetLimit lowering
+		// the limit, hold them back, and after a quantum the queue's other
+		// tasks go first. The runner hands the rest back to the queue's
+		// list, which takes it whatever the queue's state: the members
+		// were accepted.
+		if g.hasWaiting() && (n == runnerQuantum || g.q.s.Held()) {
+			normal = true
+			g.q.s.Requeue(r)
+			return
 		}
 	}
 }
@@ -166,17 +169,13 @@ func (g *Group) hasWaiting() bool {
 }
 
 // handOn queues the runner again when the goroutine that ran it exits, so
-// that the members still run; if the queue refuses, they fail, unless another
-// runner is left to run them.
+// that the members still run.
 func (r *groupRunner) handOn() {
-	if _, err := r.g.q.s.Enqueue(r); err != nil {
-		r.drop(queueError(err))
-	}
+	r.g.q.s.Requeue(r)
 }
 
-// drop ends a runner the queue will not run: CloseNow took it out of the
-// queue, or the queue refused it. If no other runner is left, the members
-// waiting fail with err; it returns how many.
+// drop ends a runner that CloseNow took out of the queue. If no other
+// runner is left, the members waiting fail with err; it returns how many.
 func (r *groupRunner) drop(err error) int {
 	return r.g.runnerGone(err)
 }

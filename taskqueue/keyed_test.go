@@ -2,6 +2,7 @@ package taskqueue_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"sync"
@@ -234,5 +235,59 @@ func TestKeyedLanesRetireAfterDelayedTasks(t *testing.T) {
 			t.Errorf("Total() = %+v; want %d completed, none delayed", st, keys)
 		}
 		pool.Close()
+	})
+}
+
+// TestKeyedLaneLivesWhileItsDelayedTaskWaits: a lane whose key has a
+// delayed task waiting is not idle: a submission refused for that key
+// meanwhile leaves it, and the delayed task's run counts in Total. The lane
+// used to be dropped as idle, and the delayed task's counts were lost.
+func TestKeyedLaneLivesWhileItsDelayedTaskWaits(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		target := taskqueue.NewConcurrent(2)
+		k := taskqueue.NewKeyed[string](target)
+		h := k.RunAfter(t.Context(), "a", time.Hour, func(context.Context) error { return nil })
+		closed := make(chan error)
+		go func() { closed <- target.Close() }() // it waits for the delayed task
+		synctest.Wait()
+		// The lanes take no new task; the delayed one still runs.
+		if err := k.Go("a", func() {}); !errors.Is(err, taskqueue.ErrClosed) {
+			t.Fatalf("Go after Close = %v; want ErrClosed", err)
+		}
+		if n := k.Lanes(); n != 1 {
+			t.Errorf("Lanes() = %d while a delayed task waits; want 1", n)
+		}
+		if err := h.Wait(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		if err := <-closed; err != nil {
+			t.Fatal(err)
+		}
+		if st := k.Total(); st.Completed != 1 || st.Rejected != 1 || k.Lanes() != 0 {
+			t.Errorf("Total() = %+v, Lanes() = %d; want Completed 1, Rejected 1, no lane", st, k.Lanes())
+		}
+	})
+}
+
+// TestKeyedCancelOfADelayedTask: canceling a lane's delayed task gives its
+// room back with the queue's lock released, so that the lane, idle then,
+// retires: its idle function reads the lane's Stats, which takes that lock.
+// It used to deadlock.
+func TestKeyedCancelOfADelayedTask(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		target := taskqueue.NewConcurrent(2)
+		k := taskqueue.NewKeyed[int](target)
+		for key := range 100 {
+			h := k.RunAfter(t.Context(), key, time.Hour, func(context.Context) error { return nil })
+			if !h.Cancel() {
+				t.Fatalf("Cancel of key %d's delayed task = false", key)
+			}
+		}
+		synctest.Wait()
+		if st := k.Total(); k.Lanes() != 0 || st.Canceled != 100 {
+			t.Errorf("Lanes() = %d, Total() = %+v; want no lane, 100 canceled", k.Lanes(), st)
+		}
+		target.Close()
 	})
 }

@@ -73,8 +73,10 @@ func WithPanicHandler(h func(*PanicError)) Option {
 // started, delayed tasks included, at n. A submission to a full queue that
 // takes a context waits for room until its context is done; Go, which takes
 // none, fails with ErrQueueFull, and so does every submission with
-// WithFailWhenFull. A task of the queue that submits to its own full queue
-// never waits, since it could be waiting for itself: it gets ErrQueueFull.
+// WithFailWhenFull. A task that submits to a full queue it could be waiting
+// for itself never waits: one of the queue itself, or one that holds the one
+// slot of a serial queue that the queue's tasks need (its target, say); it
+// gets ErrQueueFull.
 // Without this option a queue is unbounded. WithMaxQueued panics if n < 1.
 func WithMaxQueued(n int) Option {
 	if n < 1 {

@@ -79,7 +79,7 @@ func newQueue(limit int, opts []Option) *Queue {
 	o := buildOptions(opts)
 	q := &Queue{onPanic: o.onPanic, bounded: o.maxQueued > 0, failFull: o.failFull,
 		name: o.name, observer: o.observer}
-	sopts := []scheduler.Option{scheduler.WithPanicHandler(q.goPanicked)}
+	sopts := []scheduler.Option{scheduler.WithPanicHandler(q.goPanicked), scheduler.WithGoexitFunc(func() { q.failed.Add(1) })}
 	if o.name != "" {
 		q.labels = pprof.WithLabels(context.Background(), pprof.Labels("queue", o.name))
 		sopts = append(sopts, scheduler.WithName(o.name))
@@ -241,16 +241,18 @@ func (q *Queue) reject(h *Handle, err error) {
 }
 
 // mayWait reports whether a submission with ctx may wait for room: only on a
-// bounded queue without WithFailWhenFull, and only from outside the
-// queue's own tasks (by ctx: see RunSync), which could otherwise wait for
-// themselves.
+// bounded queue without WithFailWhenFull, and only from work (told by ctx)
+// whose wait could end: not from a task of the queue itself, nor from one
+// that holds the one slot of a serial queue that q's tasks need (see await).
 func (q *Queue) mayWait(ctx context.Context) bool {
-	return q.bounded && !q.failFull && !holds(ctx, q.s)
+	return q.bounded && !q.failFull && !holds(ctx, q.s) && (waited{q: q}).selfWait(ctx) == ""
 }
 
 // dequeue takes the queued task id, whose handle is h, out of the scheduler
 // and completes it with err, reporting whether the task was still queued.
 func (q *Queue) dequeue(h *Handle, id scheduler.ID, err error) bool {
+	hold := q.s.Hold() // q is not idle until the task is counted and done
+	defer hold.Release()
 	if !q.s.TryDequeue(id) {
 		return false
 	}

@@ -2,8 +2,11 @@ package taskqueue_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"runtime"
 	"testing"
+	"testing/synctest"
 
 	"github.com/taskqueue-go/taskqueue/taskqueue"
 )
@@ -61,4 +64,37 @@ func TestGroupTryGo(t *testing.T) {
 	if g2.TryGo(func(context.Context) error { return nil }) {
 		t.Error("TryGo on a group of a closed queue = true; want false")
 	}
+}
+
+// TestGoexitOfGoCountsAsFailed: a task of Go that calls runtime.Goexit
+// counts as Failed, as Stats documents, not as Succeeded.
+func TestGoexitOfGoCountsAsFailed(t *testing.T) {
+	q := taskqueue.NewSerial()
+	q.Go(func() { runtime.Goexit() })
+	q.Go(func() {})
+	if err := q.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if st := q.Stats(); st.Completed != 2 || st.Failed != 1 || st.Succeeded != 1 {
+		t.Errorf("Stats = %+v; want Completed 2, Failed 1, Succeeded 1", st)
+	}
+}
+
+// TestSubmissionThatWouldWaitForItselfFails: a task that holds the one slot
+// of a serial target submits to a full bounded child of it: waiting for
+// room could only wait for itself (the child's tasks need that slot), so
+// the submission fails with ErrQueueFull instead of hanging.
+func TestSubmissionThatWouldWaitForItselfFails(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		target := taskqueue.NewSerial()
+		child := taskqueue.NewSerial(taskqueue.WithTarget(target), taskqueue.WithMaxQueued(1))
+		err := target.RunSync(t.Context(), func(ctx context.Context) error {
+			child.Go(func() {}) // fills the child: it cannot start while the target's slot is held
+			return child.RunAsync(ctx, func(context.Context) error { return nil }).Wait(context.Background())
+		})
+		if !errors.Is(err, taskqueue.ErrQueueFull) {
+			t.Errorf("RunAsync on a full child from a task of its serial target: %v; want ErrQueueFull", err)
+		}
+		target.Close()
+	})
 }

@@ -174,6 +174,10 @@ type syncCall struct {
 // on the caller. Through await: a call whose f could never start while the
 // caller waits panics before it is queued.
 func (q *Queue) wait(ctx context.Context, f func(context.Context) error) (err error) {
+	if q.isClosed() {
+		q.rejected.Add(1) // closed to anyone: no wait to judge
+		return ErrClosed
+	}
 	await(ctx, "RunSync", waited{q: q}, func() error {
 		err = q.waitTurn(ctx, f)
 		return nil
@@ -196,6 +200,8 @@ func (q *Queue) waitTurn(ctx context.Context, f func(context.Context) error) err
 	delivered, ran := c.call.Wait(ctx)
 	q.removeWait(c)
 	if !delivered {
+		hold := q.s.Hold() // q is not idle until the call is counted
+		defer hold.Release()
 		if !ran && q.s.TryDequeue(id) {
 			q.canceled.Add(1) // out of the queue at once, not skipped later
 		} else if !ran {

@@ -59,6 +59,8 @@ func (q *Queue) cancelPending(err error, close bool) int {
 	if close {
 		q.closedNow.Store(true)
 	}
+	hold := q.s.Hold() // q is not idle until what it cancels is counted
+	defer hold.Release()
 	n := q.cancelDelayedAll(err, close)
 	var queued []scheduler.Task
 	if close {
