@@ -380,7 +380,7 @@ func BenchmarkWaitAllPending(b *testing.B) {
 	defer l.Close()
 	ws := make([]loom.Waitable, 1000)
 	for i := range ws {
-		ws[i] = pendingWaitable{make(chan struct{})}
+		ws[i] = make(waitable)
 	}
 	l.StartCoroutine(func(y func(loom.Instruction) bool) { y(loom.WaitAll(ws...)) })
 	l.UpdateDelta(time.Millisecond)
@@ -389,10 +389,6 @@ func BenchmarkWaitAllPending(b *testing.B) {
 		l.UpdateDelta(time.Millisecond)
 	}
 }
-
-type pendingWaitable struct{ ch chan struct{} }
-
-func (w pendingWaitable) Done() <-chan struct{} { return w.ch }
 
 // BenchmarkTaskAwait measures a coroutine that starts a typed coroutine and
 // waits for its result, per round (a start, a yield, a resume, an end).

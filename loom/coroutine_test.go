@@ -14,6 +14,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/taskqueue-go/taskqueue/internal/testkit"
 	"github.com/taskqueue-go/taskqueue/loom"
 )
 
@@ -31,13 +32,6 @@ func (tr *trace) expect(t *testing.T, want ...string) {
 		t.Errorf("trace:\n  got  %v\n  want %v", tr.got, want)
 	}
 	tr.got = nil
-}
-
-// frames runs n frames of dt each on a manual-clock loom.
-func frames(l *loom.Loom, n int, dt time.Duration) {
-	for range n {
-		l.UpdateDelta(dt)
-	}
 }
 
 // waitsEach returns a coroutine body that records, then yields in, then
@@ -116,19 +110,6 @@ func TestInstructionTable(t *testing.T) {
 		})
 	}
 }
-
-// keepWaiter keeps waiting for n polls.
-type keepWaiter struct{ n int }
-
-func (k *keepWaiter) KeepWaiting() bool {
-	k.n--
-	return k.n >= 0
-}
-
-// waitable is a Waitable made of a channel.
-type waitable chan struct{}
-
-func (w waitable) Done() <-chan struct{} { return w }
 
 // TestPolledOncePerFrameFromNextFrame counts the calls of a WaitUntil
 // condition: none in the frame of the yield, then one per frame.
@@ -358,7 +339,7 @@ func TestStopFromAnotherGoroutine(t *testing.T) {
 
 func TestCoroutinePanic(t *testing.T) {
 	var p panics
-	l := loom.New(loom.ManualClock(), p.option())
+	l := loom.New(loom.ManualClock(), loom.WithPanicHandler(p.Add))
 	tr := &trace{l: l}
 	boom := errors.New("boom")
 	// A panic in the first part, run as the coroutine begins.
@@ -384,7 +365,7 @@ func TestCoroutinePanic(t *testing.T) {
 	l.UpdateDelta(time.Millisecond)
 	l.UpdateDelta(time.Millisecond)
 	tr.expect(t, "3:late defer", "3:waiter resumed", "3:other goes on")
-	got := p.take()
+	got := p.Take()
 	if len(got) != 2 || !errors.Is(got[0], boom) || got[1].Value != "late" {
 		t.Fatalf("handler got %v", got)
 	}
@@ -403,7 +384,7 @@ func TestCoroutinePanic(t *testing.T) {
 	l.UpdateDelta(time.Millisecond)
 	d.Stop()
 	l.UpdateDelta(time.Millisecond)
-	if got := p.take(); len(got) != 1 || got[0].Value != "in defer" {
+	if got := p.Take(); len(got) != 1 || got[0].Value != "in defer" {
 		t.Errorf("handler got %v; want the panic of the deferred call", got)
 	}
 	l.Close()
@@ -611,7 +592,7 @@ func TestInstructionPanics(t *testing.T) {
 		{func() { var l loom.Loom; l.Post(func() {}) }, "loom: use of a zero Loom; make one with New"},
 		{func() { loom.StartTask[int](nil, func(func(loom.Instruction) bool) (int, error) { return 0, nil }) }, "loom: StartTask with a nil Loom or Scope"},
 	} {
-		if got := panicMessage(c.f); got != c.want {
+		if got := testkit.PanicMessage(c.f); got != c.want {
 			t.Errorf("panicked with %q; want %q", got, c.want)
 		}
 	}

@@ -10,39 +10,6 @@ import (
 	"github.com/taskqueue-go/taskqueue/loom"
 )
 
-// panicLoom returns a loom with a manual clock, owned by the caller, whose
-// panic handler records what it is given.
-func panicLoom(t *testing.T, opts ...loom.Option) (*loom.Loom, *[]*loom.PanicError) {
-	t.Helper()
-	var panics []*loom.PanicError
-	opts = append([]loom.Option{
-		loom.ManualClock(),
-		loom.WithPanicHandler(func(p *loom.PanicError) { panics = append(panics, p) }),
-	}, opts...)
-	l := loom.New(opts...)
-	t.Cleanup(l.Close)
-	return l, &panics
-}
-
-// update runs one frame and fails the test if a panic escapes it.
-func update(t *testing.T, l *loom.Loom) {
-	t.Helper()
-	defer func() {
-		if v := recover(); v != nil {
-			t.Fatalf("a panic escaped the frame: %v", v)
-		}
-	}()
-	l.UpdateDelta(time.Millisecond)
-}
-
-type panickyWaiter struct{}
-
-func (panickyWaiter) KeepWaiting() bool { panic("boom in KeepWaiting") }
-
-type panickyWaitable struct{}
-
-func (panickyWaitable) Done() <-chan struct{} { panic("boom in Done") }
-
 // Every user callback that a wait calls may panic: the panic goes to the
 // handler with its stack, ends only the coroutine that waited (its Err is
 // the panic, its defers run), and every other coroutine, polled in the same
@@ -56,7 +23,7 @@ func TestPanickingWaitEndsOnlyItsCoroutine(t *testing.T) {
 	}
 	for name, wait := range waits {
 		t.Run(name, func(t *testing.T) {
-			l, panics := panicLoom(t)
+			l, panics := testLoom(t)
 			ready := false
 			var before, after, deferred bool
 			var afterFrame int64
@@ -93,8 +60,8 @@ func TestPanickingWaitEndsOnlyItsCoroutine(t *testing.T) {
 			if !errors.As(bad.Err(), &pe) || !strings.Contains(pe.Error(), "boom") {
 				t.Errorf("Err() = %v, want the panic", bad.Err())
 			}
-			if len(*panics) != 1 || !strings.Contains(string((*panics)[0].Stack), "failures_test.go") {
-				t.Errorf("handler got %d panics (want 1, with the stack of the panic)", len(*panics))
+			if got := panics.Take(); len(got) != 1 || !strings.Contains(string(got[0].Stack), "failures_test.go") {
+				t.Errorf("handler got %d panics (want 1, with the stack of the panic)", len(got))
 			}
 		})
 	}
@@ -103,7 +70,7 @@ func TestPanickingWaitEndsOnlyItsCoroutine(t *testing.T) {
 // The program of the report: the panic of one predicate used to escape
 // Update and drop the other polled coroutines for good.
 func TestPanickingPredicateKeepsOthersPolled(t *testing.T) {
-	l, panics := panicLoom(t)
+	l, panics := testLoom(t)
 	ok, ready := false, false
 	l.StartCoroutine(func(y func(loom.Instruction) bool) { y(loom.WaitUntil(func() bool { panic("boom") })) })
 	l.StartCoroutine(func(y func(loom.Instruction) bool) {
@@ -119,8 +86,8 @@ func TestPanickingPredicateKeepsOthersPolled(t *testing.T) {
 	if !ok {
 		t.Fatal("the second coroutine never resumed")
 	}
-	if len(*panics) != 1 {
-		t.Errorf("handler got %d panics, want 1", len(*panics))
+	if n := panics.Len(); n != 1 {
+		t.Errorf("handler got %d panics, want 1", n)
 	}
 }
 
@@ -159,7 +126,7 @@ func TestPanickingWakeFuncGoesToHandler(t *testing.T) {
 // whichever goroutine, begun or not.
 func TestStopAllCoroutinesStopsQueuedStarts(t *testing.T) {
 	t.Run("from another goroutine", func(t *testing.T) {
-		l, _ := panicLoom(t)
+		l, _ := testLoom(t)
 		var c *loom.Coroutine
 		ran := false
 		done := make(chan struct{})
@@ -175,7 +142,7 @@ func TestStopAllCoroutinesStopsQueuedStarts(t *testing.T) {
 		}
 	})
 	t.Run("on the loop, started elsewhere", func(t *testing.T) {
-		l, _ := panicLoom(t)
+		l, _ := testLoom(t)
 		ran := false
 		var c *loom.Coroutine
 		done := make(chan struct{})
@@ -191,7 +158,7 @@ func TestStopAllCoroutinesStopsQueuedStarts(t *testing.T) {
 		}
 	})
 	t.Run("a queued start and its waiter both end", func(t *testing.T) {
-		l, _ := panicLoom(t)
+		l, _ := testLoom(t)
 		done := make(chan struct{})
 		var queued *loom.Coroutine
 		go func() {
@@ -225,7 +192,7 @@ func TestStopAllCoroutinesStopsQueuedStarts(t *testing.T) {
 // A body that ignores the false its yield reported used to make Stop spin
 // forever; it now panics with a message, which ends the coroutine.
 func TestYieldAfterFalsePanics(t *testing.T) {
-	l, panics := panicLoom(t)
+	l, panics := testLoom(t)
 	c := l.StartCoroutine(func(y func(loom.Instruction) bool) {
 		for {
 			y(loom.NextFrame()) // ignores false
@@ -240,8 +207,8 @@ func TestYieldAfterFalsePanics(t *testing.T) {
 	if !errors.As(c.Err(), &pe) || !strings.Contains(pe.Error(), "yielded after its yield reported false") {
 		t.Fatalf("Err() = %v, want the panic about yielding after false", c.Err())
 	}
-	if len(*panics) != 1 {
-		t.Errorf("handler got %d panics, want 1", len(*panics))
+	if n := panics.Len(); n != 1 {
+		t.Errorf("handler got %d panics, want 1", n)
 	}
 }
 
@@ -250,7 +217,7 @@ func TestYieldAfterFalsePanics(t *testing.T) {
 // TestSteadyFrameAllocatesNothing).
 func TestFloodBuffersShrink(t *testing.T) {
 	t.Parallel() // long, and shares nothing with the other tests: it runs beside them
-	l, _ := panicLoom(t, loom.WithBudget(10_000, 0))
+	l, _ := testLoom(t, loom.WithBudget(10_000, 0))
 	nop := func() {}
 	for range 3 {
 		for range 300_000 {
@@ -280,7 +247,7 @@ func TestFloodBuffersShrink(t *testing.T) {
 
 // IsDone on timers: waiting, then run; stopped; reset.
 func TestTimerIsDone(t *testing.T) {
-	l, _ := panicLoom(t)
+	l, _ := testLoom(t)
 	ran := 0
 	a := l.PostAfter(2*time.Millisecond, func() { ran++ })
 	b := l.PostAfter(2*time.Millisecond, func() {})

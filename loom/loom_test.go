@@ -5,77 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
-	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"github.com/taskqueue-go/taskqueue/internal/testkit"
 	"github.com/taskqueue-go/taskqueue/loom"
 )
-
-// recorder collects names from actions, safe for concurrent use.
-type recorder struct {
-	mu  sync.Mutex
-	got []string
-}
-
-func (r *recorder) add(s string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.got = append(r.got, s)
-}
-
-func (r *recorder) note(s string) func() { return func() { r.add(s) } }
-
-func (r *recorder) take() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	g := r.got
-	r.got = nil
-	return g
-}
-
-func (r *recorder) expect(t *testing.T, when string, want ...string) {
-	t.Helper()
-	if got := r.take(); !slices.Equal(got, want) {
-		t.Errorf("%s: ran %v; want %v", when, got, want)
-	}
-}
-
-// panics collects what a loom's panic handler receives.
-type panics struct {
-	mu  sync.Mutex
-	got []*loom.PanicError
-}
-
-func (p *panics) option() loom.Option {
-	return loom.WithPanicHandler(func(e *loom.PanicError) {
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		p.got = append(p.got, e)
-	})
-}
-
-func (p *panics) take() []*loom.PanicError {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	g := p.got
-	p.got = nil
-	return g
-}
-
-func panicMessage(f func()) (msg string) {
-	defer func() {
-		if v := recover(); v != nil {
-			msg = fmt.Sprint(v)
-		}
-	}()
-	f()
-	return ""
-}
 
 // TestFrameOrder checks the order of a frame: posted actions in FIFO order,
 // then delayed actions in due order (FIFO among equals), and that work posted
@@ -149,13 +87,13 @@ func TestUpdateDelta(t *testing.T) {
 		r.expect(t, "9ms later")
 		l.UpdateDelta(time.Millisecond)
 		r.expect(t, "10ms later", "10ms after the latest frame")
-		if got := panicMessage(func() { l.UpdateDelta(-1) }); got != "loom: UpdateDelta(-1ns): negative delta" {
+		if got := testkit.PanicMessage(func() { l.UpdateDelta(-1) }); got != "loom: UpdateDelta(-1ns): negative delta" {
 			t.Errorf("UpdateDelta(-1) panicked with %q", got)
 		}
-		if got := panicMessage(l.Update); got != "loom: Update called on a loom with a manual clock; use UpdateDelta" {
+		if got := testkit.PanicMessage(l.Update); got != "loom: Update called on a loom with a manual clock; use UpdateDelta" {
 			t.Errorf("Update on a manual loom panicked with %q", got)
 		}
-		if got := panicMessage(func() { loom.New().UpdateDelta(0) }); got != "loom: UpdateDelta called on a loom with the real clock; make it with ManualClock" {
+		if got := testkit.PanicMessage(func() { loom.New().UpdateDelta(0) }); got != "loom: UpdateDelta called on a loom with the real clock; make it with ManualClock" {
 			t.Errorf("UpdateDelta on a real-clock loom panicked with %q", got)
 		}
 	})
@@ -182,7 +120,7 @@ func TestTimeScale(t *testing.T) {
 			t.Errorf("Time() = %v while paused; want 1.5s", l.Time())
 		}
 		for _, s := range []float64{-1, 1 / zero(), zero() / zero()} {
-			if got := panicMessage(func() { l.SetTimeScale(s) }); !strings.HasPrefix(got, "loom: SetTimeScale") {
+			if got := testkit.PanicMessage(func() { l.SetTimeScale(s) }); !strings.HasPrefix(got, "loom: SetTimeScale") {
 				t.Errorf("SetTimeScale(%v) panicked with %q", s, got)
 			}
 		}
@@ -274,7 +212,7 @@ func TestBudgetCarriesOverInOrder(t *testing.T) {
 func TestPanicInActionIsReportedAndFrameGoesOn(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var p panics
-		l := loom.New(p.option())
+		l := loom.New(loom.WithPanicHandler(p.Add))
 		var r recorder
 		l.Post(func() { panic("boom") })
 		l.Post(r.note("after the panic"))
@@ -282,7 +220,7 @@ func TestPanicInActionIsReportedAndFrameGoesOn(t *testing.T) {
 		l.PostAfter(0, r.note("delayed after the panic"))
 		l.Update()
 		r.expect(t, "frame", "after the panic", "delayed after the panic")
-		got := p.take()
+		got := p.Take()
 		if len(got) != 2 || got[0].Value != "boom" || got[1].Error() == "" {
 			t.Fatalf("handler got %v; want the two panics", got)
 		}
@@ -299,7 +237,7 @@ func TestUpdateMisusePanics(t *testing.T) {
 		l := loom.New()
 		l.Update()
 		done := make(chan string)
-		go func() { done <- panicMessage(l.Update) }()
+		go func() { done <- testkit.PanicMessage(l.Update) }()
 		if got := <-done; got != "" {
 			t.Errorf("Update from another goroutine, between frames, panicked: %q", got)
 		}
@@ -307,7 +245,7 @@ func TestUpdateMisusePanics(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		l := loom.New()
 		msg := ""
-		l.Post(func() { msg = panicMessage(l.Update) })
+		l.Post(func() { msg = testkit.PanicMessage(l.Update) })
 		l.Update()
 		if msg != "loom: Update called while a frame runs: from inside the frame, or from two goroutines at once" {
 			t.Errorf("nested Update panicked with %q", msg)
@@ -320,7 +258,7 @@ func TestUpdateMisusePanics(t *testing.T) {
 		l.Post(func() { <-release })
 		msgs := make(chan string, 2)
 		for range 2 {
-			go func() { msgs <- panicMessage(l.Update) }()
+			go func() { msgs <- testkit.PanicMessage(l.Update) }()
 		}
 		synctest.Wait()
 		if got := <-msgs; got != "loom: Update called while a frame runs: from inside the frame, or from two goroutines at once" {
@@ -461,7 +399,7 @@ func TestWakeOncePerBatch(t *testing.T) {
 func TestRunAsyncIsBoundedAndNeverBlocks(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var p panics
-		l := loom.New(p.option())
+		l := loom.New(loom.WithPanicHandler(p.Add))
 		var running, peak atomic.Int32
 		gate := make(chan struct{})
 		for range 20 {
@@ -487,12 +425,12 @@ func TestRunAsyncIsBoundedAndNeverBlocks(t *testing.T) {
 		if got := peak.Load(); got != 8 {
 			t.Errorf("peak %d; want 8", got)
 		}
-		if got := p.take(); len(got) != 1 || got[0].Value != "in the background" {
+		if got := p.Take(); len(got) != 1 || got[0].Value != "in the background" {
 			t.Errorf("handler got %v", got)
 		}
 		l2 := loom.New(loom.WithBackgroundLimit(2))
 		l2.RunAsync(func() {})
-		if got := panicMessage(func() { l2.Configure(loom.WithBackgroundLimit(3)) }); got != "loom: WithBackgroundLimit given to Configure after the first RunAsync" {
+		if got := testkit.PanicMessage(func() { l2.Configure(loom.WithBackgroundLimit(3)) }); got != "loom: WithBackgroundLimit given to Configure after the first RunAsync" {
 			t.Errorf("late WithBackgroundLimit panicked with %q", got)
 		}
 		l2.WaitBackground(t.Context())
@@ -546,7 +484,7 @@ func TestOptionPanics(t *testing.T) {
 		{func() { l.Post(nil) }, "loom: Post(nil)"},
 		{func() { l.RunAsync(nil) }, "loom: RunAsync(nil)"},
 	} {
-		if got := panicMessage(c.f); got != c.want {
+		if got := testkit.PanicMessage(c.f); got != c.want {
 			t.Errorf("panicked with %q; want %q", got, c.want)
 		}
 	}
@@ -573,11 +511,11 @@ func TestZeroValuesPanicWithAMessage(t *testing.T) {
 		{func() { tm.Stop() }, "loom: use of a zero Timer; timers are made by PostAfter and PostAfterScaled"},
 		{func() { tm.IsDone() }, "loom: use of a zero Timer; timers are made by PostAfter and PostAfterScaled"},
 	} {
-		if got := panicMessage(c.f); got != c.want {
+		if got := testkit.PanicMessage(c.f); got != c.want {
 			t.Errorf("panicked with %q; want %q", got, c.want)
 		}
 	}
-	if got := panicMessage(func() { l.Post(func() {}) }); !strings.Contains(got, "zero Loom") {
+	if got := testkit.PanicMessage(func() { l.Post(func() {}) }); !strings.Contains(got, "zero Loom") {
 		t.Errorf("Post on the zero Loom panicked with %q; want a message about the zero Loom", got)
 	}
 }
@@ -596,7 +534,7 @@ func TestZeroLoomPanicsEverywhere(t *testing.T) {
 		"SetTimeScale":    func() { l.SetTimeScale(1) },
 		"Configure":       func() { l.Configure() },
 	} {
-		if got := panicMessage(f); got != want {
+		if got := testkit.PanicMessage(f); got != want {
 			t.Errorf("%s on the zero Loom panicked with %q; want %q", name, got, want)
 		}
 	}

@@ -14,7 +14,7 @@ import (
 
 func TestFrameStatsAndObserver(t *testing.T) {
 	var seen []loom.FrameStats
-	l, panics := panicLoom(t, loom.WithName("render"), loom.WithBudget(3, 0),
+	l, panics := testLoom(t, loom.WithName("render"), loom.WithBudget(3, 0),
 		loom.WithFrameObserver(func(fs loom.FrameStats) { seen = append(seen, fs) }))
 	for range 5 {
 		l.Post(func() {})
@@ -38,8 +38,8 @@ func TestFrameStatsAndObserver(t *testing.T) {
 	}
 	l.Post(func() { panic("in an action") })
 	update(t, l)
-	if len(*panics) != 1 || (*panics)[0].Source != "render" {
-		t.Fatalf("the panic's Source is %q, want the loom's name", (*panics)[0].Source)
+	if got := panics.Take(); len(got) != 1 || got[0].Source != "render" {
+		t.Fatalf("the handler got %v; want one panic whose Source is the loom's name", got)
 	}
 }
 
@@ -52,7 +52,7 @@ func TestFrameTraceRegion(t *testing.T) {
 	if err := rtrace.Start(&buf); err != nil {
 		t.Fatal(err)
 	}
-	l, _ := panicLoom(t, loom.WithName("hud"))
+	l, _ := testLoom(t, loom.WithName("hud"))
 	update(t, l)
 	rtrace.Stop()
 	if !bytes.Contains(buf.Bytes(), []byte("loom frame hud")) {
@@ -81,7 +81,7 @@ func ExampleWithFrameObserver() {
 // Statistics, an observer and a name cost a frame no allocation.
 func TestObservedFrameAllocatesNothing(t *testing.T) {
 	n := 0
-	l, _ := panicLoom(t, loom.WithName("steady"), loom.WithFrameObserver(func(fs loom.FrameStats) { n += fs.Actions }))
+	l, _ := testLoom(t, loom.WithName("steady"), loom.WithFrameObserver(func(fs loom.FrameStats) { n += fs.Actions }))
 	f := func() {}
 	frame := func() {
 		for range 10 {

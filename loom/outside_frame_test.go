@@ -34,10 +34,6 @@ func (l *log) take() string {
 	return r
 }
 
-func quietHandler(panics *atomic.Int32) loom.Option {
-	return loom.WithPanicHandler(func(*loom.PanicError) { panics.Add(1) })
-}
-
 // A frame runs fixed steps, posted actions in order, due delayed actions in due
 // order (unscaled before scaled, posting order on ties), then coroutines; work
 // posted during a frame waits for the next.
@@ -108,9 +104,9 @@ func TestOutsideBudgetCarriesOverInOrder(t *testing.T) {
 // A panicking action, timer or predicate is reported and the frame goes on; a
 // panicking coroutine ends alone with a *PanicError and its waiters resume.
 func TestOutsidePanicsAreContained(t *testing.T) {
-	var panics atomic.Int32
+	var panics panics
 	var lg log
-	l := loom.New(loom.ManualClock(), quietHandler(&panics), loom.WithName("arena"))
+	l := loom.New(loom.ManualClock(), loom.WithPanicHandler(panics.Add), loom.WithName("arena"))
 	l.Post(func() { panic("action") })
 	l.Post(func() { lg.add("after") })
 	l.PostAfter(0, func() { panic("timer") })
@@ -157,8 +153,8 @@ func TestOutsidePanicsAreContained(t *testing.T) {
 	if waiter.Err() != nil || good.Err() != nil || !waiter.IsDone() || !good.IsDone() {
 		t.Errorf("others: waiter %v good %v", waiter.Err(), good.Err())
 	}
-	if panics.Load() != 4 {
-		t.Errorf("handler saw %d panics, want 4", panics.Load())
+	if panics.Len() != 4 {
+		t.Errorf("handler saw %d panics, want 4", panics.Len())
 	}
 	l.Close()
 }
@@ -363,8 +359,8 @@ func TestOutsideLoopCallMisuse(t *testing.T) {
 		}()
 		f()
 	}
-	var panics atomic.Int32
-	l := loom.New(loom.ManualClock(), quietHandler(&panics))
+	var panics panics
+	l := loom.New(loom.ManualClock(), loom.WithPanicHandler(panics.Add))
 	var inner []any
 	l.Post(func() {
 		for _, f := range []func(){
@@ -494,8 +490,8 @@ func TestOutsideNestedCoroutineTiming(t *testing.T) {
 // WaitForFixedUpdate on a loom without fixed steps ends the coroutine with a
 // *PanicError reported to the handler.
 func TestOutsideWaitForFixedUpdateWithoutSteps(t *testing.T) {
-	var panics atomic.Int32
-	l := loom.New(loom.ManualClock(), quietHandler(&panics))
+	var panics panics
+	l := loom.New(loom.ManualClock(), loom.WithPanicHandler(panics.Add))
 	var deferred atomic.Bool
 	c := l.StartCoroutine(func(yield func(loom.Instruction) bool) {
 		defer deferred.Store(true)
@@ -504,8 +500,8 @@ func TestOutsideWaitForFixedUpdateWithoutSteps(t *testing.T) {
 	l.UpdateDelta(time.Millisecond)
 	l.UpdateDelta(time.Millisecond)
 	var pe *loom.PanicError
-	if !errors.As(c.Err(), &pe) || panics.Load() != 1 || !deferred.Load() {
-		t.Errorf("Err %v, handler %d, defer ran %v", c.Err(), panics.Load(), deferred.Load())
+	if !errors.As(c.Err(), &pe) || panics.Len() != 1 || !deferred.Load() {
+		t.Errorf("Err %v, handler %d, defer ran %v", c.Err(), panics.Len(), deferred.Load())
 	}
 	l.Close()
 }

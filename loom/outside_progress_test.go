@@ -8,14 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/taskqueue-go/taskqueue/internal/testkit"
 	"github.com/taskqueue-go/taskqueue/loom"
 )
-
-func outsidePanics(f func()) (p bool) {
-	defer func() { p = recover() != nil }()
-	f()
-	return false
-}
 
 // Progress: documented zero value, limits and panics that leave it as it was,
 // and Load that never mixes a count of one moment with a total of another.
@@ -31,16 +26,16 @@ func TestOutsideProgressContract(t *testing.T) {
 	p = loom.Progress{}
 	p.SetTotal(10)
 	p.Add(3)
-	if !outsidePanics(func() { p.Add(-1) }) {
+	if testkit.PanicValue(func() { p.Add(-1) }) == nil {
 		t.Error("Add(-1) did not panic")
 	}
-	if !outsidePanics(func() { p.Add(maxProgress) }) {
+	if testkit.PanicValue(func() { p.Add(maxProgress) }) == nil {
 		t.Error("Add past the largest count did not panic")
 	}
 	if d, tot := p.Load(); d != 3 || tot != 10 {
 		t.Errorf("after refused Adds: %d/%d, want 3/10", d, tot)
 	}
-	if !outsidePanics(func() { p.SetTotal(-1) }) || !outsidePanics(func() { p.SetTotal(maxProgress + 1) }) {
+	if testkit.PanicValue(func() { p.SetTotal(-1) }) == nil || testkit.PanicValue(func() { p.SetTotal(maxProgress + 1) }) == nil {
 		t.Error("SetTotal out of range did not panic")
 	}
 	if d, tot := p.Load(); d != 3 || tot != 10 {
@@ -56,7 +51,7 @@ func TestOutsideProgressContract(t *testing.T) {
 	if d, tot := p.Load(); d != maxProgress || tot != maxProgress || !p.Finished() || p.Fraction() != 1 {
 		t.Errorf("at the largest count: %d/%d", d, tot)
 	}
-	if !outsidePanics(func() { p.Add(1) }) {
+	if testkit.PanicValue(func() { p.Add(1) }) == nil {
 		t.Error("Add(1) at the largest count did not panic")
 	}
 

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/taskqueue-go/taskqueue/internal/testkit"
 	"github.com/taskqueue-go/taskqueue/loom"
 )
 
@@ -99,7 +100,7 @@ func TestWaitForFixedUpdateResumesAfterEachStep(t *testing.T) {
 // ends its coroutine with a *PanicError that names WithFixedStep, given to
 // the panic handler, and the other coroutines go on.
 func TestWaitForFixedUpdateWithoutSteps(t *testing.T) {
-	l, panics := panicLoom(t)
+	l, panics := testLoom(t)
 	deferred := false
 	c := l.StartCoroutine(func(yield func(loom.Instruction) bool) {
 		defer func() { deferred = true }()
@@ -112,22 +113,21 @@ func TestWaitForFixedUpdateWithoutSteps(t *testing.T) {
 	if !c.IsDone() || !errors.As(c.Err(), &pe) || !strings.Contains(fmt.Sprint(pe.Value), "WithFixedStep") {
 		t.Fatalf("the waiting coroutine: done %v, Err %v; want a *PanicError naming WithFixedStep", c.IsDone(), c.Err())
 	}
-	if !deferred || len(*panics) != 1 || (*panics)[0] != pe {
-		t.Errorf("defers ran %v, %d panics reported; want the defers run and the error reported once", deferred, len(*panics))
+	if got := panics.Take(); !deferred || len(got) != 1 || got[0] != pe {
+		t.Errorf("defers ran %v, %d panics reported; want the defers run and the error reported once", deferred, len(got))
 	}
 	if !other.IsDone() || other.Err() != nil {
 		t.Errorf("the other coroutine: done %v, Err %v; want it ended normally", other.IsDone(), other.Err())
 	}
 
 	// Steps removed while a coroutine waits for one.
-	*panics = nil
 	l.Configure(loom.WithFixedStep(time.Hour, nil))
 	update(t, l)
 	c = l.StartCoroutine(func(yield func(loom.Instruction) bool) { yield(loom.WaitForFixedUpdate()) })
 	l.Configure(loom.WithFixedStep(0, nil))
 	update(t, l)
-	if !c.IsDone() || !errors.As(c.Err(), &pe) || len(*panics) != 1 {
-		t.Errorf("after the steps were removed: done %v, Err %v, %d panics; want it ended with a *PanicError, reported", c.IsDone(), c.Err(), len(*panics))
+	if !c.IsDone() || !errors.As(c.Err(), &pe) || panics.Len() != 1 {
+		t.Errorf("after the steps were removed: done %v, Err %v, %d panics; want it ended with a *PanicError, reported", c.IsDone(), c.Err(), panics.Len())
 	}
 }
 
@@ -193,7 +193,7 @@ func TestEndOfFrame(t *testing.T) {
 func TestEndFrameMisuse(t *testing.T) {
 	l := loom.New(loom.ManualClock())
 	var inside string
-	l.Post(func() { inside = panicMessage(l.EndFrame) })
+	l.Post(func() { inside = testkit.PanicMessage(l.EndFrame) })
 	l.UpdateDelta(0)
 	if inside != "loom: EndFrame called while a frame runs: from inside the frame, or from two goroutines at once" {
 		t.Errorf("EndFrame inside a frame panicked with %q", inside)
@@ -211,13 +211,13 @@ func TestEndFrameMisuse(t *testing.T) {
 // panic handler and the frame goes on with the next step.
 func TestFixedStepPanics(t *testing.T) {
 	n := 0
-	l, panics := panicLoom(t, loom.WithFixedStep(time.Millisecond, func(time.Duration) {
+	l, panics := testLoom(t, loom.WithFixedStep(time.Millisecond, func(time.Duration) {
 		n++
 		panic("boom in a step")
 	}))
 	l.UpdateDelta(3 * time.Millisecond)
-	if n != 3 || len(*panics) != 3 {
-		t.Errorf("%d steps, %d panics; want 3 and 3", n, len(*panics))
+	if n != 3 || panics.Len() != 3 {
+		t.Errorf("%d steps, %d panics; want 3 and 3", n, panics.Len())
 	}
 	for _, c := range []struct {
 		f    func()
@@ -226,7 +226,7 @@ func TestFixedStepPanics(t *testing.T) {
 		{func() { loom.WithFixedStep(-time.Second, nil) }, "loom: WithFixedStep(-1s): the step must be positive"},
 		{func() { loom.WithFixedStep(0, func(time.Duration) {}) }, "loom: WithFixedStep(0s): the step must be positive"},
 	} {
-		if got := panicMessage(c.f); got != c.want {
+		if got := testkit.PanicMessage(c.f); got != c.want {
 			t.Errorf("panicked with %q; want %q", got, c.want)
 		}
 	}
@@ -438,12 +438,4 @@ func phasesModel(t *testing.T, seed uint64) {
 	if resumedAtEnd == 0 {
 		t.Errorf("seed %d: no end-of-frame wait resumed: the model checked nothing", seed)
 	}
-}
-
-// observeFrames sets an observer on l and returns a function that reports
-// the last frame it saw: the statistics of l's last frame.
-func observeFrames(l *loom.Loom) func() loom.FrameStats {
-	var last loom.FrameStats
-	l.Configure(loom.WithFrameObserver(func(fs loom.FrameStats) { last = fs }))
-	return func() loom.FrameStats { return last }
 }

@@ -20,7 +20,7 @@ func TestPanicsInOneFrameEachReported(t *testing.T) {
 	for _, maxActions := range []int{0, 1, 4} {
 		t.Run(fmt.Sprintf("maxActions=%d", maxActions), func(t *testing.T) {
 			var p panics
-			l := loom.New(loom.ManualClock(), p.option(), loom.WithBudget(maxActions, 0))
+			l := loom.New(loom.ManualClock(), loom.WithPanicHandler(p.Add), loom.WithBudget(maxActions, 0))
 			defer l.Close()
 			var ran []int
 			var wantRan, wantPanics []int
@@ -40,7 +40,7 @@ func TestPanicsInOneFrameEachReported(t *testing.T) {
 				}
 				before := len(ran) + len(gotPanics)
 				l.UpdateDelta(time.Millisecond)
-				for _, e := range p.take() {
+				for _, e := range p.Take() {
 					v, ok := e.Value.(int)
 					if !ok {
 						t.Fatalf("panic value %v (%T); want an int", e.Value, e.Value)
@@ -78,7 +78,7 @@ func TestPostersAndFramesStress(t *testing.T) {
 	}
 	synctest.Test(t, func(t *testing.T) {
 		var p panics
-		l := loom.New(loom.ManualClock(), p.option(), loom.WithBudget(500, 0))
+		l := loom.New(loom.ManualClock(), loom.WithPanicHandler(p.Add), loom.WithBudget(500, 0))
 		s := l.NewScope()
 		seen := make([][]int, posters) // written by the actions, on the loop
 		ran := 0
@@ -154,7 +154,7 @@ func TestPostersAndFramesStress(t *testing.T) {
 			}
 		}
 		wantPanics := posters * ((perPoster + 96) / 97)
-		if got := len(p.take()); got != wantPanics {
+		if got := len(p.Take()); got != wantPanics {
 			t.Errorf("%d panics reported; want %d", got, wantPanics)
 		}
 	})

@@ -7,6 +7,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/taskqueue-go/taskqueue/internal/testkit"
 	"github.com/taskqueue-go/taskqueue/loom"
 )
 
@@ -63,7 +64,7 @@ func TestProgressMisuse(t *testing.T) {
 		{func() { p.Add(2) }, "loom: Progress.Add(2): the count would pass 1<<31 - 1"},
 		{func() { p.SetTotal(-2) }, "loom: Progress.SetTotal(-2): out of range [0, 1<<31 - 1]"},
 	} {
-		if got := panicMessage(c.f); got != c.want {
+		if got := testkit.PanicMessage(c.f); got != c.want {
 			t.Errorf("panicked with %q; want %q", got, c.want)
 		}
 	}

@@ -13,7 +13,7 @@ import (
 // A typed coroutine gives its value to a coroutine that waits for it, in the
 // pass in which it ends, and to a goroutine that waits with a context.
 func TestTaskResult(t *testing.T) {
-	l, _ := panicLoom(t)
+	l, _ := testLoom(t)
 	task := loom.StartTask(l, func(y func(loom.Instruction) bool) (string, error) {
 		if !y(loom.WaitForFrames(2)) {
 			return "", nil
@@ -78,7 +78,7 @@ func TestStartCoroutineContext(t *testing.T) {
 }
 
 func testStartCoroutineContext(t *testing.T) {
-	l, _ := panicLoom(t)
+	l, _ := testLoom(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	deferred, frames := false, 0
 	c := l.StartCoroutineContext(ctx, func(y func(loom.Instruction) bool) {
@@ -111,7 +111,7 @@ func testStartCoroutineContext(t *testing.T) {
 // for it resumes in the same pass and reads its result, with nothing
 // allocated by the end, the wake-up, the resume or Result.
 func TestTaskAwaitAllocatesNothing(t *testing.T) {
-	l, _ := panicLoom(t)
+	l, _ := testLoom(t)
 	const pairs = 101 // AllocsPerRun's warm-up run and its 100
 	release := make([]bool, pairs)
 	got := 0

@@ -10,24 +10,12 @@ import (
 	"github.com/taskqueue-go/taskqueue/loom"
 )
 
-// future is a Waitable with an error, ended by the test.
-type future struct {
-	ch  chan struct{}
-	err error
-}
-
-func newFuture() *future { return &future{ch: make(chan struct{})} }
-
-func (f *future) Done() <-chan struct{} { return f.ch }
-func (f *future) Err() error            { return f.err }
-func (f *future) end(err error)         { f.err = err; close(f.ch) }
-
 // The program of the report: 50 futures, all done by frame 16. A loop of
 // WaitFor took a frame per future and ended at frame 53; WaitAll resumes in
 // frame 16 itself, the first frame in which all are done (they end before
 // it runs), and Await then returns the failure at once.
 func TestWaitAllResumesInOneFrame(t *testing.T) {
-	l, _ := panicLoom(t)
+	l, _ := testLoom(t)
 	fs := make([]*future, 50)
 	ws := make([]loom.Waitable, 50)
 	for i := range fs {
@@ -63,7 +51,7 @@ func TestWaitAllResumesInOneFrame(t *testing.T) {
 }
 
 func TestWaitAnyAndFirstDone(t *testing.T) {
-	l, _ := panicLoom(t)
+	l, _ := testLoom(t)
 	a, b, c := newFuture(), newFuture(), newFuture()
 	ws := []loom.Waitable{a, b, c}
 	var resumed int64
@@ -88,7 +76,7 @@ func TestWaitAnyAndFirstDone(t *testing.T) {
 // A WaitAll over coroutines of the same loom and a panicking member: the
 // panic of Done ends only the waiting coroutine, as every wait's does.
 func TestWaitAllOfCoroutinesAndAPanickingMember(t *testing.T) {
-	l, panics := panicLoom(t)
+	l, panics := testLoom(t)
 	c1 := l.StartCoroutine(func(y func(loom.Instruction) bool) { y(loom.WaitForFrames(3)) })
 	c2 := l.StartCoroutine(func(y func(loom.Instruction) bool) { y(loom.WaitForSeconds(5 * time.Millisecond)) })
 	var at int64
@@ -105,14 +93,14 @@ func TestWaitAllOfCoroutinesAndAPanickingMember(t *testing.T) {
 		t.Errorf("WaitAll of two coroutines resumed in frame %d, want 6, the pass in which the later ends", at)
 	}
 	var pe *loom.PanicError
-	if !errors.As(bad.Err(), &pe) || len(*panics) != 1 {
-		t.Errorf("the coroutine whose member panicked: Err %v, %d panics handled", bad.Err(), len(*panics))
+	if !errors.As(bad.Err(), &pe) || panics.Len() != 1 {
+		t.Errorf("the coroutine whose member panicked: Err %v, %d panics handled", bad.Err(), panics.Len())
 	}
 }
 
 // Yielding a WaitAll made once allocates nothing per frame.
 func TestWaitAllAllocatesOnlyWhenMade(t *testing.T) {
-	l, _ := panicLoom(t)
+	l, _ := testLoom(t)
 	fs := []loom.Waitable{newFuture(), newFuture()}
 	wait := loom.WaitAll(fs...)
 	l.StartCoroutine(func(y func(loom.Instruction) bool) {
@@ -127,7 +115,7 @@ func TestWaitAllAllocatesOnlyWhenMade(t *testing.T) {
 
 // A wait bounded by a duration: WaitAny of the awaited thing and a Delay.
 func TestWaitBoundedByDelay(t *testing.T) {
-	l, _ := panicLoom(t)
+	l, _ := testLoom(t)
 	slow := newFuture()
 	var at int64
 	first := -1
