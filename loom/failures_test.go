@@ -5,7 +5,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/taskqueue-go/taskqueue/loom"
 )
@@ -242,32 +241,5 @@ func TestFloodBuffersShrink(t *testing.T) {
 	}
 	if b, p := l.BufferCaps(); b > loom.MinShrink || p > loom.MinShrink {
 		t.Fatalf("after the flood, buffers of %d and %d actions remain; want at most %d", b, p, loom.MinShrink)
-	}
-}
-
-// IsDone on timers: waiting, then run; stopped; reset.
-func TestTimerIsDone(t *testing.T) {
-	l, _ := testLoom(t)
-	ran := 0
-	a := l.PostAfter(2*time.Millisecond, func() { ran++ })
-	b := l.PostAfter(2*time.Millisecond, func() {})
-	if a.IsDone() || b.IsDone() {
-		t.Fatal("a waiting timer reports done")
-	}
-	b.Stop()
-	if !b.IsDone() {
-		t.Fatal("a stopped timer reports not done")
-	}
-	update(t, l)
-	if a.IsDone() {
-		t.Fatal("a timer not due yet reports done")
-	}
-	update(t, l)
-	if !a.IsDone() || ran != 1 {
-		t.Fatalf("after its due time: done %v, ran %d", a.IsDone(), ran)
-	}
-	a.Reset(time.Millisecond)
-	if a.IsDone() {
-		t.Fatal("a reset timer reports done")
 	}
 }

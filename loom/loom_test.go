@@ -42,27 +42,6 @@ func TestFrameOrder(t *testing.T) {
 	})
 }
 
-func TestDelayedNeverEarly(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		l := loom.New()
-		var r recorder
-		l.PostAfter(time.Second, r.note("due"))
-		l.PostAfter(3*time.Second, r.note("at"))
-		time.Sleep(time.Second - time.Nanosecond)
-		l.Update()
-		r.expect(t, "1ns early")
-		time.Sleep(time.Nanosecond)
-		l.Update()
-		r.expect(t, "on time", "due")
-		time.Sleep(2*time.Second - time.Nanosecond)
-		l.Update()
-		r.expect(t, "1ns before the instant")
-		time.Sleep(time.Nanosecond)
-		l.Update()
-		r.expect(t, "at the instant", "at")
-	})
-}
-
 // TestUpdateDelta drives the clock by hand: delays count on the game's clock,
 // not the real one.
 func TestUpdateDelta(t *testing.T) {
@@ -128,53 +107,6 @@ func TestTimeScale(t *testing.T) {
 }
 
 func zero() float64 { return 0 }
-
-func TestTimerStopAndReset(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		l := loom.New()
-		var r recorder
-		a := l.PostAfter(time.Second, r.note("a"))
-		if !a.Stop() || a.Stop() {
-			t.Error("Stop, Stop = want true, false")
-		}
-		b := l.PostAfter(time.Second, r.note("b"))
-		if !b.Reset(3 * time.Second) {
-			t.Error("Reset of a waiting timer = false; want true")
-		}
-		time.Sleep(2 * time.Second)
-		l.Update()
-		r.expect(t, "at 2s")
-		time.Sleep(time.Second)
-		l.Update()
-		r.expect(t, "at 3s", "b")
-		if b.Reset(time.Second) {
-			t.Error("Reset of a fired timer = true; want false")
-		}
-		time.Sleep(time.Second)
-		l.Update()
-		r.expect(t, "reset after firing", "b")
-
-		// A timer that stops a later one in the same frame wins.
-		var c *loom.Timer
-		l.PostAfter(time.Second, func() { r.add("stopper"); c.Stop() })
-		c = l.PostAfter(time.Second, r.note("c"))
-		time.Sleep(time.Second)
-		l.Update()
-		r.expect(t, "stop within a frame", "stopper")
-
-		// A timer that re-arms itself runs once per frame at most.
-		n := 0
-		var tick *loom.Timer
-		tick = l.PostAfter(0, func() { n++; tick.Reset(0) })
-		for range 3 {
-			l.Update()
-		}
-		if n != 3 {
-			t.Errorf("self-resetting timer ran %d times in 3 frames; want 3", n)
-		}
-		tick.Stop()
-	})
-}
 
 func TestBudgetCarriesOverInOrder(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -496,20 +428,17 @@ func TestWaitBackgroundWithoutRunner(t *testing.T) {
 	}
 }
 
-// TestZeroValuesPanicWithAMessage: the zero Loom, Scope and Timer are not
+// TestZeroValuesPanicWithAMessage: the zero Loom and Scope are not
 // usable, as documented, and say which constructor makes them.
 func TestZeroValuesPanicWithAMessage(t *testing.T) {
 	var l loom.Loom
 	var s loom.Scope
-	var tm loom.Timer
 	for _, c := range []struct {
 		f    func()
 		want string
 	}{
 		{func() { s.Post(func() {}) }, "loom: use of a zero Scope; make one with Loom.NewScope"},
 		{func() { s.Close() }, "loom: use of a zero Scope; make one with Loom.NewScope"},
-		{func() { tm.Stop() }, "loom: use of a zero Timer; timers are made by PostAfter and PostAfterScaled"},
-		{func() { tm.IsDone() }, "loom: use of a zero Timer; timers are made by PostAfter and PostAfterScaled"},
 	} {
 		if got := testkit.PanicMessage(c.f); got != c.want {
 			t.Errorf("panicked with %q; want %q", got, c.want)
