@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -137,6 +138,49 @@ func TestTimerDone(t *testing.T) {
 	update(t, l)
 	if !a.IsDone() || ran != 2 {
 		t.Fatalf("after its reset time: done %v, ran %d", a.IsDone(), ran)
+	}
+}
+
+// TestTimerResetAfterClose: once its loom or scope has closed, Reset does
+// nothing and reports false, even for a timer that was not waiting then (it
+// had run, or was stopped): it never runs again and stays done.
+func TestTimerResetAfterClose(t *testing.T) {
+	l, _ := testLoom(t)
+	s := l.NewScope()
+	runs := map[string]int{}
+	timers := map[string]*loom.Timer{}
+	for _, name := range []string{"ran", "stopped"} {
+		for _, post := range []struct {
+			of string
+			f  func(time.Duration, func()) *loom.Timer
+		}{{"loom", l.PostAfter}, {"scope", s.PostAfter}, {"loom scaled", l.PostAfterScaled}, {"scope scaled", s.PostAfterScaled}} {
+			key := post.of + " " + name
+			timers[key] = post.f(0, func() { runs[key]++ })
+			if name == "stopped" {
+				timers[key].Stop()
+			}
+		}
+	}
+	update(t, l)
+	s.Close()
+	for key, tm := range timers {
+		if strings.HasPrefix(key, "scope") && tm.Reset(0) {
+			t.Errorf("%s: Reset after its scope closed = true; want false", key)
+		}
+	}
+	update(t, l)
+	l.Close()
+	for key, tm := range timers {
+		if tm.Reset(0) {
+			t.Errorf("%s: Reset after its loom closed = true; want false", key)
+		}
+		want := 0
+		if strings.HasSuffix(key, "ran") {
+			want = 1
+		}
+		if runs[key] != want || !tm.IsDone() || !isClosed(tm.Done()) {
+			t.Errorf("%s: %d runs, done %v; want %d, done", key, runs[key], tm.IsDone(), want)
+		}
 	}
 }
 
