@@ -2,45 +2,13 @@ package loom_test
 
 import (
 	"context"
-	"fmt"
 	"iter"
 	"math/rand/v2"
-	"runtime"
 	"testing"
 	"time"
 
 	"github.com/taskqueue-go/taskqueue/loom"
 )
-
-// TestSteadyFrameAllocatesNothing checks the allocation budget of a frame: a
-// frame that runs posted actions, and one that runs timers which re-arm
-// themselves, allocate nothing once their buffers have grown.
-func TestSteadyFrameAllocatesNothing(t *testing.T) {
-	l := loom.New(loom.ManualClock())
-	n := 0
-	f := func() { n++ }
-	frame := func() {
-		for range 100 {
-			l.Post(f)
-		}
-		l.UpdateDelta(time.Millisecond)
-	}
-	frame()
-	if allocs := testing.AllocsPerRun(100, frame); allocs != 0 {
-		t.Errorf("a frame of 100 posted actions allocates %v times; want 0", allocs)
-	}
-	timers := make([]*loom.Timer, 1000)
-	for i := range timers {
-		timers[i] = l.PostAfter(time.Duration(i%10)*time.Millisecond, func() {
-			timers[i].Reset(10 * time.Millisecond)
-		})
-	}
-	l.UpdateDelta(time.Millisecond)
-	if allocs := testing.AllocsPerRun(100, func() { l.UpdateDelta(time.Millisecond) }); allocs != 0 {
-		t.Errorf("a frame of re-arming timers allocates %v times; want 0", allocs)
-	}
-	l.Close()
-}
 
 // BenchmarkPost measures posting an action: from one goroutine, with a frame
 // now and then; and from many goroutines at once while a frame goroutine
@@ -84,21 +52,6 @@ func BenchmarkPost(b *testing.B) {
 		close(stop)
 		<-done
 	})
-}
-
-// BenchmarkPostAndUpdate measures an action's whole way: posted, then run by
-// a frame of 1000 actions.
-func BenchmarkPostAndUpdate(b *testing.B) {
-	b.ReportAllocs()
-	l := loom.New(loom.ManualClock())
-	n := 0
-	f := func() { n++ }
-	for i := 1; b.Loop(); i++ {
-		l.Post(f)
-		if i%1000 == 0 {
-			l.UpdateDelta(time.Millisecond)
-		}
-	}
 }
 
 // BenchmarkCoroutineResume measures a frame of many coroutines that yield
@@ -244,64 +197,6 @@ func TestYieldAllocatesNothing(t *testing.T) {
 		}
 		l.Close()
 	}
-}
-
-// BenchmarkFrameBacklog measures a frame that runs its budget of 1,000
-// posted actions out of a backlog of 10,000 to a million, kept full by 1,000
-// posts each frame: the frame's cost must follow the budget, not the backlog.
-func BenchmarkFrameBacklog(b *testing.B) {
-	const budget = 1_000
-	for _, backlog := range []int{10_000, 100_000, 1_000_000} {
-		b.Run(fmt.Sprintf("backlog=%d", backlog), func(b *testing.B) {
-			l := loom.New(loom.ManualClock(), loom.WithBudget(budget, 0))
-			defer l.Close()
-			nop := func() {}
-			for range backlog {
-				l.Post(nop)
-			}
-			l.UpdateDelta(time.Millisecond) // the backlog is now the frame's batch
-			b.ReportAllocs()
-			for b.Loop() {
-				for range budget {
-					l.Post(nop)
-				}
-				l.UpdateDelta(time.Millisecond)
-			}
-		})
-	}
-}
-
-// BenchmarkFloodMemory posts 3 floods of a million actions, drains each under
-// a budget of 10,000 actions a frame, then runs a few idle frames, and
-// reports the heap that is still in use: the buffers of a flood must go once
-// it has passed.
-func BenchmarkFloodMemory(b *testing.B) {
-	var ms runtime.MemStats
-	var before, after uint64
-	for b.Loop() {
-		runtime.GC()
-		runtime.ReadMemStats(&ms)
-		before = ms.HeapAlloc
-		l := loom.New(loom.ManualClock(), loom.WithBudget(10_000, 0))
-		nop := func() {}
-		for range 3 {
-			for range 1_000_000 {
-				l.Post(nop)
-			}
-			for l.Idle().Now {
-				l.UpdateDelta(time.Millisecond)
-			}
-		}
-		for range 32 {
-			l.UpdateDelta(time.Millisecond)
-		}
-		runtime.GC()
-		runtime.ReadMemStats(&ms)
-		after = ms.HeapAlloc
-		runtime.KeepAlive(l)
-		l.Close()
-	}
-	b.ReportMetric(float64(int64(after)-int64(before)), "heap-B-after-flood")
 }
 
 // BenchmarkWaitAllPending measures a frame in which a coroutine waits with

@@ -210,36 +210,3 @@ func TestYieldAfterFalsePanics(t *testing.T) {
 		t.Errorf("handler got %d panics, want 1", n)
 	}
 }
-
-// After a flood of posts drained under a budget, the loom gives its buffers
-// back: memory follows what is live. A steady load keeps its buffers (see
-// TestSteadyFrameAllocatesNothing).
-func TestFloodBuffersShrink(t *testing.T) {
-	t.Parallel() // long, and shares nothing with the other tests: it runs beside them
-	l, _ := testLoom(t, loom.WithBudget(10_000, 0))
-	nop := func() {}
-	for range 3 {
-		for range 300_000 {
-			l.Post(nop)
-		}
-		frames := 0
-		for l.Idle().Now {
-			update(t, l)
-			frames++
-			if frames == 1 {
-				if b, _ := l.BufferCaps(); b < 290_000 {
-					t.Fatalf("batch capacity %d during the flood; want the backlog", b)
-				}
-			}
-		}
-		if frames != 30 {
-			t.Fatalf("the flood drained in %d frames, want 30 at 10,000 a frame", frames)
-		}
-	}
-	for range 32 {
-		update(t, l)
-	}
-	if b, p := l.BufferCaps(); b > loom.MinShrink || p > loom.MinShrink {
-		t.Fatalf("after the flood, buffers of %d and %d actions remain; want at most %d", b, p, loom.MinShrink)
-	}
-}

@@ -3,7 +3,6 @@ package loom_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"runtime"
 	"strings"
 	"sync/atomic"
@@ -14,69 +13,6 @@ import (
 	"github.com/taskqueue-go/taskqueue/internal/testkit"
 	"github.com/taskqueue-go/taskqueue/loom"
 )
-
-// TestFrameOrder checks the order of a frame: posted actions in FIFO order,
-// then delayed actions in due order (FIFO among equals), and that work posted
-// during a frame waits for the next one.
-func TestFrameOrder(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		l := loom.New()
-		var r recorder
-		l.PostAfter(2*time.Second, r.note("delayed 2s"))
-		l.PostAfter(time.Second, r.note("delayed 1s a"))
-		l.PostAfter(time.Second, r.note("delayed 1s b"))
-		l.Post(r.note("action 1"))
-		l.Post(func() {
-			r.add("action 2")
-			l.Post(r.note("posted during the frame"))
-			l.PostAfter(0, r.note("delayed 0 during the frame"))
-		})
-		time.Sleep(2 * time.Second)
-		l.Update()
-		r.expect(t, "frame 1", "action 1", "action 2", "delayed 1s a", "delayed 1s b", "delayed 2s")
-		l.Update()
-		r.expect(t, "frame 2", "posted during the frame", "delayed 0 during the frame")
-		if l.Frame() != 2 {
-			t.Errorf("Frame() = %d; want 2", l.Frame())
-		}
-	})
-}
-
-// TestUpdateDelta drives the clock by hand: delays count on the game's clock,
-// not the real one.
-func TestUpdateDelta(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		l := loom.New(loom.ManualClock())
-		var r recorder
-		l.PostAfter(100*time.Millisecond, r.note("100ms"))
-		for i := range 3 {
-			l.UpdateDelta(40 * time.Millisecond)
-			if i < 2 {
-				r.expect(t, fmt.Sprintf("frame %d", i+1))
-			}
-		}
-		r.expect(t, "frame 3 (120ms)", "100ms")
-		time.Sleep(time.Hour) // the real clock does not matter
-		l.UpdateDelta(0)
-		if got := l.UnscaledTime(); got != 120*time.Millisecond {
-			t.Errorf("UnscaledTime() = %v; want 120ms", got)
-		}
-		l.PostAfter(10*time.Millisecond, r.note("10ms after the latest frame"))
-		l.UpdateDelta(9 * time.Millisecond)
-		r.expect(t, "9ms later")
-		l.UpdateDelta(time.Millisecond)
-		r.expect(t, "10ms later", "10ms after the latest frame")
-		if got := testkit.PanicMessage(func() { l.UpdateDelta(-1) }); got != "loom: UpdateDelta(-1ns): negative delta" {
-			t.Errorf("UpdateDelta(-1) panicked with %q", got)
-		}
-		if got := testkit.PanicMessage(l.Update); got != "loom: Update called on a loom with a manual clock; use UpdateDelta" {
-			t.Errorf("Update on a manual loom panicked with %q", got)
-		}
-		if got := testkit.PanicMessage(func() { loom.New().UpdateDelta(0) }); got != "loom: UpdateDelta called on a loom with the real clock; make it with ManualClock" {
-			t.Errorf("UpdateDelta on a real-clock loom panicked with %q", got)
-		}
-	})
-}
 
 func TestTimeScale(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -107,101 +43,6 @@ func TestTimeScale(t *testing.T) {
 }
 
 func zero() float64 { return 0 }
-
-func TestBudgetCarriesOverInOrder(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		l := loom.New(loom.WithBudget(3, 0))
-		var r recorder
-		for i := range 5 {
-			l.Post(r.note(fmt.Sprint("a", i)))
-		}
-		for i := range 4 {
-			l.PostAfter(0, r.note(fmt.Sprint("d", i)))
-		}
-		l.Update()
-		// Each phase has its own budget: the flood of posts does not hold
-		// the timers back, nor the other way round.
-		r.expect(t, "frame 1", "a0", "a1", "a2", "d0", "d1", "d2")
-		l.Post(r.note("late"))
-		if i := l.Idle(); !i.Now {
-			t.Errorf("Idle() = %+v with actions carried over; want Now", i)
-		}
-		l.Update()
-		r.expect(t, "frame 2", "a3", "a4", "late", "d3")
-
-		// A time budget stops the frame once spent.
-		l.Configure(loom.WithBudget(0, 10*time.Millisecond))
-		for i := range 4 {
-			l.Post(func() { r.add(fmt.Sprint("slow", i)); time.Sleep(6 * time.Millisecond) })
-		}
-		l.Update()
-		r.expect(t, "time budget", "slow0", "slow1")
-		l.Update()
-		r.expect(t, "next frame", "slow2", "slow3")
-	})
-}
-
-func TestPanicInActionIsReportedAndFrameGoesOn(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		var p panics
-		l := loom.New(loom.WithPanicHandler(p.Add))
-		var r recorder
-		l.Post(func() { panic("boom") })
-		l.Post(r.note("after the panic"))
-		l.PostAfter(0, func() { panic(fmt.Errorf("delayed boom")) })
-		l.PostAfter(0, r.note("delayed after the panic"))
-		l.Update()
-		r.expect(t, "frame", "after the panic", "delayed after the panic")
-		got := p.Take()
-		if len(got) != 2 || got[0].Value != "boom" || got[1].Error() == "" {
-			t.Fatalf("handler got %v; want the two panics", got)
-		}
-		if !strings.Contains(string(got[0].Stack), "TestPanicInActionIsReportedAndFrameGoesOn") {
-			t.Errorf("stack does not show the action:\n%s", got[0].Stack)
-		}
-	})
-}
-
-func TestUpdateMisusePanics(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		// A loom has no owner: frames may come from one goroutine, then
-		// another, one at a time.
-		l := loom.New()
-		l.Update()
-		done := make(chan string)
-		go func() { done <- testkit.PanicMessage(l.Update) }()
-		if got := <-done; got != "" {
-			t.Errorf("Update from another goroutine, between frames, panicked: %q", got)
-		}
-	})
-	synctest.Test(t, func(t *testing.T) {
-		l := loom.New()
-		msg := ""
-		l.Post(func() { msg = testkit.PanicMessage(l.Update) })
-		l.Update()
-		if msg != "loom: Update called while a frame runs: from inside the frame, or from two goroutines at once" {
-			t.Errorf("nested Update panicked with %q", msg)
-		}
-	})
-	synctest.Test(t, func(t *testing.T) {
-		// Two goroutines racing for a frame: one runs it, the other is told.
-		l := loom.New()
-		release := make(chan struct{})
-		l.Post(func() { <-release })
-		msgs := make(chan string, 2)
-		for range 2 {
-			go func() { msgs <- testkit.PanicMessage(l.Update) }()
-		}
-		synctest.Wait()
-		if got := <-msgs; got != "loom: Update called while a frame runs: from inside the frame, or from two goroutines at once" {
-			t.Errorf("concurrent Update panicked with %q", got)
-		}
-		close(release)
-		if got := <-msgs; got != "" {
-			t.Errorf("the Update that ran the frame panicked with %q", got)
-		}
-	})
-}
 
 func TestClose(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -410,9 +251,6 @@ func TestOptionPanics(t *testing.T) {
 		f    func()
 		want string
 	}{
-		{func() { loom.WithPanicHandler(nil) }, "loom: WithPanicHandler(nil)"},
-		{func() { loom.WithBudget(-1, 0) }, "loom: WithBudget(-1, 0s): limits must not be negative"},
-		{func() { loom.WithBackgroundLimit(0) }, "loom: WithBackgroundLimit(0): limit must be positive"},
 		{func() { l.Post(nil) }, "loom: Post(nil)"},
 		{func() { l.RunAsync(nil) }, "loom: RunAsync(nil)"},
 	} {
@@ -462,6 +300,7 @@ func TestZeroLoomPanicsEverywhere(t *testing.T) {
 		"RunAsync":        func() { l.RunAsync(func() {}) },
 		"SetTimeScale":    func() { l.SetTimeScale(1) },
 		"Configure":       func() { l.Configure() },
+		"Update":          func() { l.Update() },
 	} {
 		if got := testkit.PanicMessage(f); got != want {
 			t.Errorf("%s on the zero Loom panicked with %q; want %q", name, got, want)

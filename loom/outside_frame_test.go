@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"runtime"
 	"strings"
 	"sync"
@@ -16,147 +15,22 @@ import (
 	"github.com/taskqueue-go/taskqueue/loom"
 )
 
-type log struct {
+type eventLog struct {
 	mu sync.Mutex
 	s  []string
 }
 
-func (l *log) add(format string, a ...any) {
+func (l *eventLog) add(format string, a ...any) {
 	l.mu.Lock()
 	l.s = append(l.s, fmt.Sprintf(format, a...))
 	l.mu.Unlock()
 }
-func (l *log) take() string {
+func (l *eventLog) take() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	r := strings.Join(l.s, " ")
 	l.s = nil
 	return r
-}
-
-// A frame runs fixed steps, posted actions in order, due delayed actions in due
-// order (unscaled before scaled, posting order on ties), then coroutines; work
-// posted during a frame waits for the next.
-func TestOutsideFramePhaseOrder(t *testing.T) {
-	var lg log
-	l := loom.New(loom.ManualClock(), loom.WithFixedStep(10*time.Millisecond, func(time.Duration) { lg.add("step") }))
-	l.StartCoroutine(func(yield func(loom.Instruction) bool) {
-		for i := 0; ; i++ {
-			lg.add("co%d", i)
-			if !yield(loom.NextFrame()) {
-				return
-			}
-		}
-	})
-	l.PostAfterScaled(10*time.Millisecond, func() { lg.add("scaledA") })
-	l.PostAfter(20*time.Millisecond, func() { lg.add("late") })
-	l.PostAfter(10*time.Millisecond, func() { lg.add("unscaledA") })
-	l.PostAfter(10*time.Millisecond, func() { lg.add("unscaledB") })
-	l.PostAfter(5*time.Millisecond, func() { lg.add("early") })
-	l.Post(func() {
-		lg.add("a1")
-		l.Post(func() { lg.add("nested") })
-		l.PostAfter(0, func() { lg.add("nestedDelay0") })
-	})
-	l.Post(func() { lg.add("a2") })
-	l.UpdateDelta(10 * time.Millisecond)
-	if got, want := lg.take(), "step a1 a2 early unscaledA unscaledB scaledA co0"; got != want {
-		t.Errorf("frame 1: %q\nwant     %q", got, want)
-	}
-	l.UpdateDelta(10 * time.Millisecond)
-	if got, want := lg.take(), "step nested nestedDelay0 late co1"; got != want {
-		t.Errorf("frame 2: %q\nwant     %q", got, want)
-	}
-	l.Close()
-	if got := lg.take(); got != "" {
-		t.Errorf("Close ran %q", got)
-	}
-}
-
-// A budget of n actions runs at most n posted and n delayed actions a frame,
-// carrying the rest over in order, ahead of newer posts.
-func TestOutsideBudgetCarriesOverInOrder(t *testing.T) {
-	var lg log
-	var last loom.FrameStats
-	l := loom.New(loom.ManualClock(), loom.WithBudget(2, 0), loom.WithFrameObserver(func(fs loom.FrameStats) { last = fs }))
-	for i := range 5 {
-		l.Post(func() { lg.add("p%d", i) })
-	}
-	for i := range 3 {
-		l.PostAfter(time.Millisecond, func() { lg.add("d%d", i) })
-	}
-	l.UpdateDelta(time.Millisecond)
-	if st := last; st.Actions != 2 || st.Delayed != 2 || st.CarriedOver != 3 || st.Pending != 1 {
-		t.Errorf("frame 1 stats %+v", st)
-	}
-	l.Post(func() { lg.add("new") })
-	l.UpdateDelta(time.Millisecond)
-	l.UpdateDelta(time.Millisecond)
-	l.UpdateDelta(time.Millisecond)
-	got := lg.take()
-	want := "p0 p1 d0 d1 p2 p3 d2 p4 new"
-	if got != want {
-		t.Errorf("budgeted frames ran %q, want %q", got, want)
-	}
-	l.Close()
-}
-
-// A panicking action, timer or predicate is reported and the frame goes on; a
-// panicking coroutine ends alone with a *PanicError and its waiters resume.
-func TestOutsidePanicsAreContained(t *testing.T) {
-	var panics panics
-	var lg log
-	l := loom.New(loom.ManualClock(), loom.WithPanicHandler(panics.Add), loom.WithName("arena"))
-	l.Post(func() { panic("action") })
-	l.Post(func() { lg.add("after") })
-	l.PostAfter(0, func() { panic("timer") })
-	l.PostAfter(0, func() { lg.add("timer2") })
-	bad := l.StartCoroutine(func(yield func(loom.Instruction) bool) {
-		yield(loom.NextFrame())
-		panic("co")
-	})
-	pred := l.StartCoroutine(func(yield func(loom.Instruction) bool) {
-		defer lg.add("predDefer")
-		if yield(loom.WaitUntil(func() bool { panic("pred") })) {
-			lg.add("pred resumed")
-		}
-	})
-	waiter := l.StartCoroutine(func(yield func(loom.Instruction) bool) {
-		yield(loom.WaitFor(bad))
-		lg.add("waiter resumed")
-	})
-	good := l.StartCoroutine(func(yield func(loom.Instruction) bool) {
-		for i := range 3 {
-			yield(loom.NextFrame())
-			lg.add("good%d", i)
-		}
-	})
-	for range 4 {
-		l.UpdateDelta(time.Millisecond)
-	}
-	got := lg.take()
-	for _, w := range []string{"after", "timer2", "predDefer", "waiter resumed", "good2"} {
-		if !strings.Contains(got, w) {
-			t.Errorf("log %q lacks %q", got, w)
-		}
-	}
-	if strings.Contains(got, "pred resumed") {
-		t.Errorf("a coroutine resumed after its predicate panicked")
-	}
-	var pe *loom.PanicError
-	if !errors.As(bad.Err(), &pe) || fmt.Sprint(pe.Value) != "co" || pe.Source != "arena" {
-		t.Errorf("panicked coroutine Err %v", bad.Err())
-	}
-	if !errors.As(pred.Err(), &pe) {
-		t.Errorf("coroutine whose predicate panicked: Err %v", pred.Err())
-	}
-	if waiter.Err() != nil || good.Err() != nil || !waiter.IsDone() || !good.IsDone() {
-		t.Errorf("others: waiter %v good %v", waiter.Err(), good.Err())
-	}
-	if panics.Len() != 4 {
-		t.Errorf("handler saw %d panics, want 4", panics.Len())
-	}
-	l.Close()
 }
 
 // Stop from another goroutine racing with frames: at most one resume after Stop
@@ -254,7 +128,7 @@ func TestOutsideStopAllFromOtherGoroutine(t *testing.T) {
 // that frame, and the caller itself.
 func TestOutsideStopAllFromCoroutine(t *testing.T) {
 	l := loom.New(loom.ManualClock())
-	var lg log
+	var lg eventLog
 	var inner *loom.Coroutine
 	self := l.StartCoroutine(func(yield func(loom.Instruction) bool) {
 		defer lg.add("selfDefer")
@@ -282,7 +156,7 @@ func TestOutsideStopAllFromCoroutine(t *testing.T) {
 // coroutines with ErrClosed (defers run, unbegun never run); later posts fail.
 func TestOutsideCloseSemantics(t *testing.T) {
 	l := loom.New(loom.ManualClock())
-	var lg log
+	var lg eventLog
 	c1 := l.StartCoroutine(func(yield func(loom.Instruction) bool) {
 		defer lg.add("c1defer")
 		yield(loom.WaitForFrames(100))
@@ -323,7 +197,7 @@ func TestOutsideCloseSemantics(t *testing.T) {
 // moment it is called.
 func TestOutsideCloseDuringFrame(t *testing.T) {
 	l := loom.New(loom.ManualClock())
-	var lg log
+	var lg eventLog
 	var postErr error
 	l.Post(func() {
 		l.Close()
@@ -346,92 +220,10 @@ func TestOutsideCloseDuringFrame(t *testing.T) {
 	}
 }
 
-// The loop calls panic when re-entered, and on misuse of the clock.
-func TestOutsideLoopCallMisuse(t *testing.T) {
-	mustPanic := func(name string, f func()) {
-		t.Helper()
-		defer func() {
-			if r := recover(); r == nil {
-				t.Errorf("%s did not panic", name)
-			} else if !strings.Contains(fmt.Sprint(r), "loom") {
-				t.Errorf("%s panic %q does not name the package", name, fmt.Sprint(r))
-			}
-		}()
-		f()
-	}
-	var panics panics
-	l := loom.New(loom.ManualClock(), loom.WithPanicHandler(panics.Add))
-	var inner []any
-	l.Post(func() {
-		for _, f := range []func(){
-			func() { l.UpdateDelta(time.Millisecond) },
-			func() { l.EndFrame() },
-		} {
-			func() {
-				defer func() { inner = append(inner, recover()) }()
-				f()
-			}()
-		}
-	})
-	l.UpdateDelta(time.Millisecond)
-	for i, r := range inner {
-		if r == nil {
-			t.Errorf("loop call %d from inside a frame did not panic", i)
-		}
-	}
-	mustPanic("Update on ManualClock", func() { l.Update() })
-	mustPanic("UpdateDelta(-1)", func() { l.UpdateDelta(-1) })
-	mustPanic("SetTimeScale(-1)", func() { l.SetTimeScale(-1) })
-	mustPanic("SetTimeScale(NaN)", func() { l.SetTimeScale(math.NaN()) })
-	mustPanic("SetTimeScale(Inf)", func() { l.SetTimeScale(math.Inf(1)) })
-	mustPanic("WithBudget(-1)", func() { loom.WithBudget(-1, 0) })
-	mustPanic("WithBackgroundLimit(0)", func() { loom.WithBackgroundLimit(0) })
-	mustPanic("WithFixedStep(-1)", func() { loom.WithFixedStep(-1, nil) })
-	mustPanic("WithFixedStep(0, f)", func() { loom.WithFixedStep(0, func(time.Duration) {}) })
-	r := loom.New()
-	mustPanic("UpdateDelta on real clock", func() { r.UpdateDelta(time.Millisecond) })
-	r.Close()
-	var z loom.Loom
-	mustPanic("zero Loom Post", func() { z.Post(func() {}) })
-	mustPanic("zero Loom Update", func() { z.Update() })
-	l.Close()
-	// Configure WithBackgroundLimit after RunAsync
-	b := loom.New()
-	b.RunAsync(func() {})
-	mustPanic("Configure(WithBackgroundLimit) after RunAsync", func() { b.Configure(loom.WithBackgroundLimit(2)) })
-	b.WaitBackground(context.Background())
-	b.Close()
-}
-
-// Update from another goroutine while a frame runs panics.
-func TestOutsideUpdateFromTwoGoroutines(t *testing.T) {
-	l := loom.New(loom.ManualClock())
-	inFrame := make(chan struct{})
-	release := make(chan struct{})
-	l.Post(func() { close(inFrame); <-release })
-	done := make(chan struct{})
-	go func() { l.UpdateDelta(time.Millisecond); close(done) }()
-	<-inFrame
-	var r any
-	func() {
-		defer func() { r = recover() }()
-		l.UpdateDelta(time.Millisecond)
-	}()
-	close(release)
-	<-done
-	if r == nil {
-		t.Errorf("a second UpdateDelta during a frame did not panic")
-	}
-	if l.Frame() != 1 {
-		t.Errorf("Frame = %d after one frame", l.Frame())
-	}
-	l.Close()
-}
-
 // Frame and time waits resume exactly when documented, with the time scale.
 func TestOutsideWaitTiming(t *testing.T) {
 	l := loom.New(loom.ManualClock())
-	var lg log
+	var lg eventLog
 	l.StartCoroutine(func(yield func(loom.Instruction) bool) {
 		lg.add("f%d", l.Frame())
 		yield(loom.WaitForFrames(3))
@@ -465,7 +257,7 @@ func TestOutsideWaitTiming(t *testing.T) {
 // waiter in the pass in which it ends; WaitFor an ended one resumes next frame.
 func TestOutsideNestedCoroutineTiming(t *testing.T) {
 	l := loom.New(loom.ManualClock())
-	var lg log
+	var lg eventLog
 	l.StartCoroutine(func(yield func(loom.Instruction) bool) {
 		lg.add("outer@%d", l.Frame())
 		inner := l.StartCoroutine(func(yield func(loom.Instruction) bool) {
@@ -558,7 +350,7 @@ func TestOutsideCoroutineContext(t *testing.T) {
 func TestOutsideScopeClose(t *testing.T) {
 	l := loom.New(loom.ManualClock())
 	s := l.NewScope()
-	var lg log
+	var lg eventLog
 	s.Post(func() { lg.add("scoped post") })
 	tm := s.PostAfter(time.Millisecond, func() { lg.add("scoped timer") })
 	c := s.StartCoroutine(func(yield func(loom.Instruction) bool) {

@@ -219,17 +219,6 @@ func TestFixedStepPanics(t *testing.T) {
 	if n != 3 || panics.Len() != 3 {
 		t.Errorf("%d steps, %d panics; want 3 and 3", n, panics.Len())
 	}
-	for _, c := range []struct {
-		f    func()
-		want string
-	}{
-		{func() { loom.WithFixedStep(-time.Second, nil) }, "loom: WithFixedStep(-1s): the step must be positive"},
-		{func() { loom.WithFixedStep(0, func(time.Duration) {}) }, "loom: WithFixedStep(0s): the step must be positive"},
-	} {
-		if got := testkit.PanicMessage(c.f); got != c.want {
-			t.Errorf("panicked with %q; want %q", got, c.want)
-		}
-	}
 }
 
 // TestPhasesAllocateNothing checks that a steady frame with fixed steps and

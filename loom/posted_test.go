@@ -1,8 +1,6 @@
 package loom_test
 
 import (
-	"fmt"
-	"slices"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -10,60 +8,6 @@ import (
 
 	"github.com/taskqueue-go/taskqueue/loom"
 )
-
-// TestPanicsInOneFrameEachReported checks that a frame whose actions panic
-// one after another reports each panic once, in order, with its value, and
-// runs every other action in order, under a budget as without: a panic
-// counts as a run action, ends no frame early, and what the budget leaves
-// carries over.
-func TestPanicsInOneFrameEachReported(t *testing.T) {
-	for _, maxActions := range []int{0, 1, 4} {
-		t.Run(fmt.Sprintf("maxActions=%d", maxActions), func(t *testing.T) {
-			var p panics
-			l := loom.New(loom.ManualClock(), loom.WithPanicHandler(p.Add), loom.WithBudget(maxActions, 0))
-			defer l.Close()
-			var ran []int
-			var wantRan, wantPanics []int
-			for i := range 30 {
-				if i%3 == 0 || i == 29 {
-					l.Post(func() { panic(i) })
-					wantPanics = append(wantPanics, i)
-					continue
-				}
-				l.Post(func() { ran = append(ran, i) })
-				wantRan = append(wantRan, i)
-			}
-			var gotPanics []int
-			for frame := 0; len(ran)+len(gotPanics) < 30; frame++ {
-				if frame > 30 {
-					t.Fatalf("after %d frames, %d actions ran and %d panicked; want 30 in all", frame, len(ran), len(gotPanics))
-				}
-				before := len(ran) + len(gotPanics)
-				l.UpdateDelta(time.Millisecond)
-				for _, e := range p.Take() {
-					v, ok := e.Value.(int)
-					if !ok {
-						t.Fatalf("panic value %v (%T); want an int", e.Value, e.Value)
-					}
-					gotPanics = append(gotPanics, v)
-				}
-				want := 30 - before // the whole batch, or the budget's share of it
-				if maxActions > 0 {
-					want = min(want, maxActions)
-				}
-				if n := len(ran) + len(gotPanics) - before; n != want {
-					t.Fatalf("frame %d ran %d actions, panics included; want %d", frame, n, want)
-				}
-			}
-			if !slices.Equal(ran, wantRan) {
-				t.Errorf("ran %v; want %v", ran, wantRan)
-			}
-			if !slices.Equal(gotPanics, wantPanics) {
-				t.Errorf("panics reported %v; want %v", gotPanics, wantPanics)
-			}
-		})
-	}
-}
 
 // TestPostersAndFramesStress has posters post numbered actions (some of a
 // scope, some panicking) while a loop runs frames as it is woken, under a
