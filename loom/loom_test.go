@@ -301,6 +301,7 @@ func TestZeroLoomPanicsEverywhere(t *testing.T) {
 		"SetTimeScale":    func() { l.SetTimeScale(1) },
 		"Configure":       func() { l.Configure() },
 		"Update":          func() { l.Update() },
+		"UpdateDelta":     func() { l.UpdateDelta(time.Millisecond) },
 	} {
 		if got := testkit.PanicMessage(f); got != want {
 			t.Errorf("%s on the zero Loom panicked with %q; want %q", name, got, want)
