@@ -10,50 +10,6 @@ import (
 	"github.com/taskqueue-go/taskqueue/loom"
 )
 
-// BenchmarkPost measures posting an action: from one goroutine, with a frame
-// now and then; and from many goroutines at once while a frame goroutine
-// runs frames back to back.
-func BenchmarkPost(b *testing.B) {
-	f := func() {}
-	b.Run("posters=1", func(b *testing.B) {
-		b.ReportAllocs()
-		l := loom.New()
-		for i := 1; b.Loop(); i++ {
-			l.Post(f)
-			if i%(1<<16) == 0 {
-				l.Update() // keeps the queue from growing without bound
-			}
-		}
-	})
-	b.Run("posters=8", func(b *testing.B) {
-		b.ReportAllocs()
-		l := loom.New()
-		stop := make(chan struct{})
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			wake := l.Idle().Wake
-			for {
-				select {
-				case <-stop:
-					l.Close()
-					return
-				case <-wake:
-					l.Update()
-				}
-			}
-		}()
-		b.SetParallelism(4)
-		b.RunParallel(func(pb *testing.PB) {
-			for pb.Next() {
-				l.Post(f)
-			}
-		})
-		close(stop)
-		<-done
-	})
-}
-
 // BenchmarkCoroutineResume measures a frame of many coroutines that yield
 // every frame, per coroutine, against the floor: a bare iter.Pull next() on
 // as many iterators, in the same run.

@@ -9,7 +9,6 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -391,91 +390,6 @@ func TestCoroutinePanic(t *testing.T) {
 }
 
 func panicWith(err error) { panic(err) }
-
-func TestScopeStopsItsCoroutinesAndTimers(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		l := loom.New(loom.ManualClock())
-		tr := &trace{l: l}
-		s := l.NewScope()
-		body := func(name string) func(func(loom.Instruction) bool) {
-			return func(yield func(loom.Instruction) bool) {
-				defer tr.add(name + " defer")
-				for yield(loom.NextFrame()) {
-				}
-			}
-		}
-		a := s.StartCoroutine(body("scoped"))
-		l.StartCoroutine(body("unscoped"))
-		s.PostAfter(time.Hour, func() { tr.add("never") })
-		l.UpdateDelta(time.Millisecond)
-		done := make(chan struct{})
-		go func() { s.Close(); close(done) }() // from another goroutine: at the next frame
-		<-done
-		if err := s.StartCoroutine(body("late")).Err(); err != loom.ErrClosed {
-			t.Errorf("StartCoroutine on a closed scope: Err() = %v; want ErrClosed", err)
-		}
-		tr.expect(t)
-		l.UpdateDelta(time.Millisecond)
-		tr.expect(t, "2:scoped defer")
-		if a.Err() != loom.ErrClosed {
-			t.Errorf("Err() = %v; want ErrClosed", a.Err())
-		}
-		l.Close()
-		tr.expect(t, "2:unscoped defer")
-	})
-}
-
-// TestCloseStopsEveryCoroutine: Close ends the coroutines; goleak (in
-// TestMain) and the synctest bubble find nothing left behind.
-func TestCloseStopsEveryCoroutine(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		l := loom.New()
-		var ended atomic.Int32
-		var cs []*loom.Coroutine
-		waits := []loom.Instruction{
-			loom.NextFrame(), loom.WaitForSeconds(time.Hour), loom.WaitForSecondsRealtime(time.Hour),
-			loom.WaitForFrames(100), loom.WaitUntil(func() bool { return false }),
-			loom.WaitCustom(&keepWaiter{n: 1 << 30}), loom.WaitFor(waitable(make(chan struct{}))),
-		}
-		for _, w := range waits {
-			l.Post(func() {
-				cs = append(cs, l.StartCoroutine(func(yield func(loom.Instruction) bool) {
-					defer ended.Add(1)
-					for yield(w) {
-					}
-				}))
-			})
-		}
-		l.Update()
-		queued := make(chan *loom.Coroutine)
-		go func() { queued <- l.StartCoroutine(func(func(loom.Instruction) bool) { ended.Add(100) }) }()
-		if first := <-queued; first.Err() != nil {
-			t.Fatalf("queued coroutine: Err() = %v before it started", first.Err())
-		}
-		time.Sleep(time.Minute)
-		l.Update() // the queued coroutine runs and ends
-		if n := len(l.Coroutines()); n != 7 {
-			t.Fatalf("%d coroutines live; want 7", n)
-		}
-		go func() { queued <- l.StartCoroutine(func(func(loom.Instruction) bool) { ended.Add(100) }) }()
-		q := <-queued
-		l.Close()
-		if got := ended.Load(); got != 107 {
-			t.Errorf("ended = %d; want 7 defers run and the first queued coroutine run", got)
-		}
-		for _, c := range cs {
-			if c.Err() != loom.ErrClosed {
-				t.Errorf("coroutine: Err() = %v; want ErrClosed", c.Err())
-			}
-		}
-		if q.Err() != loom.ErrClosed {
-			t.Errorf("queued coroutine: Err() = %v; want ErrClosed without running", q.Err())
-		}
-		if c := l.StartCoroutine(func(func(loom.Instruction) bool) {}); c.Err() != loom.ErrClosed {
-			t.Errorf("StartCoroutine after Close: Err() = %v; want ErrClosed", c.Err())
-		}
-	})
-}
 
 func TestCoroutinesSnapshot(t *testing.T) {
 	l := loom.New(loom.ManualClock())

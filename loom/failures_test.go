@@ -3,7 +3,6 @@ package loom_test
 import (
 	"errors"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/taskqueue-go/taskqueue/loom"
@@ -87,37 +86,6 @@ func TestPanickingPredicateKeepsOthersPolled(t *testing.T) {
 	}
 	if n := panics.Len(); n != 1 {
 		t.Errorf("handler got %d panics, want 1", n)
-	}
-}
-
-// A panicking wake function runs on the goroutine that posts; the post must
-// not see it, and the handler must.
-func TestPanickingWakeFuncGoesToHandler(t *testing.T) {
-	var mu sync.Mutex
-	var got []*loom.PanicError
-	l := loom.New(loom.ManualClock(),
-		loom.WithPanicHandler(func(p *loom.PanicError) { mu.Lock(); got = append(got, p); mu.Unlock() }),
-		loom.WithWakeFunc(func() { panic("boom in wake") }))
-	defer l.Close()
-	ran := false
-	func() {
-		defer func() {
-			if v := recover(); v != nil {
-				t.Fatalf("Post panicked: %v", v)
-			}
-		}()
-		if err := l.Post(func() { ran = true }); err != nil {
-			t.Fatal(err)
-		}
-	}()
-	update(t, l)
-	if !ran {
-		t.Error("the posted action did not run")
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(got) != 1 || !strings.Contains(got[0].Error(), "boom in wake") {
-		t.Errorf("handler got %v, want the wake function's panic", got)
 	}
 }
 

@@ -152,74 +152,6 @@ func TestOutsideStopAllFromCoroutine(t *testing.T) {
 	l.Close()
 }
 
-// Close runs the actions already posted, completes timers with ErrClosed, stops
-// coroutines with ErrClosed (defers run, unbegun never run); later posts fail.
-func TestOutsideCloseSemantics(t *testing.T) {
-	l := loom.New(loom.ManualClock())
-	var lg eventLog
-	c1 := l.StartCoroutine(func(yield func(loom.Instruction) bool) {
-		defer lg.add("c1defer")
-		yield(loom.WaitForFrames(100))
-	})
-	l.UpdateDelta(time.Millisecond)
-	c2 := l.StartCoroutine(func(yield func(loom.Instruction) bool) { lg.add("c2 began") })
-	l.Post(func() { lg.add("posted") })
-	tm := l.PostAfter(time.Hour, func() { lg.add("timer ran") })
-	l.Close()
-	got := lg.take()
-	if !strings.Contains(got, "posted") || !strings.Contains(got, "c1defer") || strings.Contains(got, "c2 began") || strings.Contains(got, "timer ran") {
-		t.Errorf("Close log %q", got)
-	}
-	if !errors.Is(c1.Err(), loom.ErrClosed) || !errors.Is(c2.Err(), loom.ErrClosed) {
-		t.Errorf("coroutines after Close: %v %v", c1.Err(), c2.Err())
-	}
-	if !tm.IsDone() || !errors.Is(tm.Err(), loom.ErrClosed) {
-		t.Errorf("timer after Close: done %v err %v", tm.IsDone(), tm.Err())
-	}
-	if err := l.Post(func() {}); !errors.Is(err, loom.ErrClosed) {
-		t.Errorf("Post after Close: %v", err)
-	}
-	if err := l.RunAsync(func() {}); !errors.Is(err, loom.ErrClosed) {
-		t.Errorf("RunAsync after Close: %v", err)
-	}
-	c3 := l.StartCoroutine(func(yield func(loom.Instruction) bool) {})
-	if !c3.IsDone() || !errors.Is(c3.Err(), loom.ErrClosed) {
-		t.Errorf("StartCoroutine after Close: done %v err %v", c3.IsDone(), c3.Err())
-	}
-	if tm2 := l.PostAfter(time.Second, func() {}); !errors.Is(tm2.Err(), loom.ErrClosed) || !tm2.IsDone() {
-		t.Errorf("PostAfter after Close: done %v err %v", tm2.IsDone(), tm2.Err())
-	}
-	l.UpdateDelta(time.Millisecond) // does nothing
-	l.Close()                       // idempotent
-}
-
-// Close from inside a frame takes effect as the frame ends; posts fail from the
-// moment it is called.
-func TestOutsideCloseDuringFrame(t *testing.T) {
-	l := loom.New(loom.ManualClock())
-	var lg eventLog
-	var postErr error
-	l.Post(func() {
-		l.Close()
-		postErr = l.Post(func() { lg.add("late post") })
-	})
-	l.Post(func() { lg.add("second action") })
-	l.StartCoroutine(func(yield func(loom.Instruction) bool) {
-		defer lg.add("codefer")
-		lg.add("co")
-		if yield(loom.NextFrame()) {
-			lg.add("co resumed")
-		}
-	})
-	l.UpdateDelta(time.Millisecond)
-	if !errors.Is(postErr, loom.ErrClosed) {
-		t.Errorf("Post after Close in a frame: %v", postErr)
-	}
-	if got, want := lg.take(), "second action co codefer"; got != want {
-		t.Errorf("frame with Close: %q, want %q", got, want)
-	}
-}
-
 // Frame and time waits resume exactly when documented, with the time scale.
 func TestOutsideWaitTiming(t *testing.T) {
 	l := loom.New(loom.ManualClock())
@@ -341,48 +273,6 @@ func TestOutsideCoroutineContext(t *testing.T) {
 	}
 	if !c2.IsDone() || !errors.Is(c2.Err(), loom.ErrStopped) || !d.Load() {
 		t.Errorf("context ended: done %v Err %v defer %v", c2.IsDone(), c2.Err(), d.Load())
-	}
-	l.Close()
-}
-
-// A Scope's Close drops its actions, stops its timers (ErrClosed) and
-// coroutines (ErrClosed), from another goroutine too.
-func TestOutsideScopeClose(t *testing.T) {
-	l := loom.New(loom.ManualClock())
-	s := l.NewScope()
-	var lg eventLog
-	s.Post(func() { lg.add("scoped post") })
-	tm := s.PostAfter(time.Millisecond, func() { lg.add("scoped timer") })
-	c := s.StartCoroutine(func(yield func(loom.Instruction) bool) {
-		defer lg.add("scoped defer")
-		for yield(loom.NextFrame()) {
-			lg.add("scoped resume")
-		}
-	})
-	task := loom.StartTask(s, func(yield func(loom.Instruction) bool) (int, error) {
-		yield(loom.WaitForFrames(10))
-		return 5, nil
-	})
-	l.Post(func() { lg.add("loom post") })
-	done := make(chan struct{})
-	go func() { s.Close(); close(done) }()
-	<-done
-	l.UpdateDelta(time.Millisecond)
-	l.UpdateDelta(time.Millisecond)
-	if got, want := lg.take(), "loom post"; got != want {
-		t.Errorf("after scope Close: %q, want %q", got, want)
-	}
-	if !errors.Is(tm.Err(), loom.ErrClosed) || !tm.IsDone() {
-		t.Errorf("scoped timer: %v", tm.Err())
-	}
-	if !errors.Is(c.Err(), loom.ErrClosed) {
-		t.Errorf("scoped coroutine: %v", c.Err())
-	}
-	if v, err := task.Result(); v != 0 || !errors.Is(err, loom.ErrClosed) {
-		t.Errorf("scoped task: %v %v", v, err)
-	}
-	if err := s.Post(func() {}); !errors.Is(err, loom.ErrClosed) {
-		t.Errorf("Post on closed scope: %v", err)
 	}
 	l.Close()
 }
