@@ -1,15 +1,12 @@
 package loom_test
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
-	"testing/synctest"
 	"time"
 
 	"github.com/taskqueue-go/taskqueue/loom"
@@ -31,125 +28,6 @@ func (l *eventLog) take() string {
 	r := strings.Join(l.s, " ")
 	l.s = nil
 	return r
-}
-
-// Stop from another goroutine racing with frames: at most one resume after Stop
-// returns, defers run once, Err is ErrStopped.
-func TestOutsideStopRacesFrames(t *testing.T) {
-	for round := range 200 {
-		l := loom.New(loom.ManualClock())
-		var resumes, defers atomic.Int32
-		var began atomic.Bool
-		c := l.StartCoroutine(func(yield func(loom.Instruction) bool) {
-			began.Store(true)
-			defer defers.Add(1)
-			for yield(loom.NextFrame()) {
-				resumes.Add(1)
-			}
-		})
-		stopped := make(chan int32)
-		go func() {
-			for range round % 7 {
-				// let some frames pass
-			}
-			c.Stop()
-			stopped <- resumes.Load()
-		}()
-		var at int32
-	loop:
-		for {
-			select {
-			case at = <-stopped:
-				break loop
-			default:
-				l.UpdateDelta(time.Millisecond)
-				runtime.Gosched() // lets the stopper run where goroutines share one thread (js/wasm)
-			}
-		}
-		for range 3 {
-			l.UpdateDelta(time.Millisecond)
-		}
-		if r := resumes.Load(); r > at+1 {
-			t.Fatalf("round %d: %d resumes after Stop returned (at %d)", round, r-at, at)
-		}
-		wantDefers := int32(0)
-		if began.Load() {
-			wantDefers = 1
-		}
-		if defers.Load() != wantDefers || !errors.Is(c.Err(), loom.ErrStopped) || !c.IsDone() {
-			t.Fatalf("round %d: defers %d, Err %v", round, defers.Load(), c.Err())
-		}
-		if c.Stop() {
-			t.Fatalf("second Stop reported true")
-		}
-		l.Close()
-	}
-}
-
-// StopAllCoroutines from another goroutine stops every coroutine started before
-// it returns, those not begun included, which never begin.
-func TestOutsideStopAllFromOtherGoroutine(t *testing.T) {
-	l := loom.New(loom.ManualClock())
-	var began atomic.Int32
-	var cs []*loom.Coroutine
-	done := make(chan struct{})
-	go func() {
-		for range 50 {
-			cs = append(cs, l.StartCoroutine(func(yield func(loom.Instruction) bool) {
-				began.Add(1)
-				for yield(loom.NextFrame()) {
-				}
-			}))
-		}
-		l.StopAllCoroutines()
-		close(done)
-	}()
-	<-done
-	l.UpdateDelta(time.Millisecond)
-	l.UpdateDelta(time.Millisecond)
-	if began.Load() != 0 {
-		t.Errorf("%d coroutines stopped before they began ran anyway", began.Load())
-	}
-	for i, c := range cs {
-		if !c.IsDone() || !errors.Is(c.Err(), loom.ErrStopped) {
-			t.Fatalf("coroutine %d: done %v err %v", i, c.IsDone(), c.Err())
-		}
-	}
-	// Started after StopAll returned: runs.
-	c := l.StartCoroutine(func(yield func(loom.Instruction) bool) { began.Add(1) })
-	l.UpdateDelta(time.Millisecond)
-	if !c.IsDone() || c.Err() != nil || began.Load() != 1 {
-		t.Errorf("coroutine started after StopAll: done %v err %v began %d", c.IsDone(), c.Err(), began.Load())
-	}
-	l.Close()
-}
-
-// StopAllCoroutines called from a coroutine also stops the coroutines started in
-// that frame, and the caller itself.
-func TestOutsideStopAllFromCoroutine(t *testing.T) {
-	l := loom.New(loom.ManualClock())
-	var lg eventLog
-	var inner *loom.Coroutine
-	self := l.StartCoroutine(func(yield func(loom.Instruction) bool) {
-		defer lg.add("selfDefer")
-		inner = l.StartCoroutine(func(yield func(loom.Instruction) bool) {
-			lg.add("innerBegan")
-			yield(loom.NextFrame())
-		})
-		l.StopAllCoroutines()
-		if yield(loom.NextFrame()) {
-			lg.add("selfResumed")
-		}
-	})
-	l.UpdateDelta(time.Millisecond)
-	l.UpdateDelta(time.Millisecond)
-	if got := lg.take(); got != "selfDefer" {
-		t.Errorf("log %q, want selfDefer only", got)
-	}
-	if !errors.Is(self.Err(), loom.ErrStopped) || !errors.Is(inner.Err(), loom.ErrStopped) {
-		t.Errorf("self %v inner %v", self.Err(), inner.Err())
-	}
-	l.Close()
 }
 
 // Frame and time waits resume exactly when documented, with the time scale.
@@ -226,110 +104,6 @@ func TestOutsideWaitForFixedUpdateWithoutSteps(t *testing.T) {
 	var pe *loom.PanicError
 	if !errors.As(c.Err(), &pe) || panics.Len() != 1 || !deferred.Load() {
 		t.Errorf("Err %v, handler %d, defer ran %v", c.Err(), panics.Len(), deferred.Load())
-	}
-	l.Close()
-}
-
-// StartCoroutineContext with a done context stops it before it begins; a context
-// ending later stops it with ErrStopped, defers run.
-func TestOutsideCoroutineContext(t *testing.T) {
-	l := loom.New(loom.ManualClock())
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	var began atomic.Bool
-	c := l.StartCoroutineContext(ctx, func(yield func(loom.Instruction) bool) { began.Store(true) })
-	l.UpdateDelta(time.Millisecond)
-	if began.Load() || !errors.Is(c.Err(), loom.ErrStopped) {
-		t.Errorf("done context: began %v Err %v", began.Load(), c.Err())
-	}
-	// A context that ends between frames: the coroutine must not resume after
-	// that, and ends with ErrStopped, defers run.
-	var late atomic.Int32
-	var c2 *loom.Coroutine
-	var d atomic.Bool
-	for range 200 {
-		ctx2, cancel2 := context.WithCancel(context.Background())
-		d.Store(false)
-		c2 = l.StartCoroutineContext(ctx2, func(yield func(loom.Instruction) bool) {
-			defer d.Store(true)
-			for yield(loom.NextFrame()) {
-				if ctx2.Err() != nil {
-					late.Add(1)
-				}
-			}
-		})
-		l.UpdateDelta(time.Millisecond)
-		cancel2()
-		l.UpdateDelta(time.Millisecond)
-		if late.Load() != 0 {
-			break
-		}
-	}
-	if late.Load() != 0 {
-		t.Errorf("a coroutine resumed (its yield reported true) after its context was done")
-	}
-	for i := 0; !c2.IsDone() && i < 1_000_000; i++ {
-		l.UpdateDelta(time.Millisecond)
-	}
-	if !c2.IsDone() || !errors.Is(c2.Err(), loom.ErrStopped) || !d.Load() {
-		t.Errorf("context ended: done %v Err %v defer %v", c2.IsDone(), c2.Err(), d.Load())
-	}
-	l.Close()
-}
-
-// How long after its context ends does a coroutine of StartCoroutineContext go
-// on resuming? In a bubble, once the goroutines that watch contexts have run, it
-// must be stopped at the start of the next frame.
-func TestOutsideCoroutineContextSettled(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		l := loom.New(loom.ManualClock())
-		ctx, cancel := context.WithCancel(context.Background())
-		var resumedAfter atomic.Int32
-		var d atomic.Bool
-		c := l.StartCoroutineContext(ctx, func(yield func(loom.Instruction) bool) {
-			defer d.Store(true)
-			for yield(loom.NextFrame()) {
-				if ctx.Err() != nil {
-					resumedAfter.Add(1)
-				}
-			}
-		})
-		l.UpdateDelta(time.Millisecond)
-		cancel()
-		synctest.Wait()
-		l.UpdateDelta(time.Millisecond)
-		if resumedAfter.Load() != 0 || !c.IsDone() || !errors.Is(c.Err(), loom.ErrStopped) || !d.Load() {
-			t.Errorf("after the context ended and settled: resumed %d, done %v, Err %v, defer %v",
-				resumedAfter.Load(), c.IsDone(), c.Err(), d.Load())
-		}
-		l.Close()
-	})
-}
-
-// Frames needed, without a bubble, for a coroutine to see its context's end.
-func TestOutsideCoroutineContextFramesToStop(t *testing.T) {
-	l := loom.New(loom.ManualClock())
-	ctx, cancel := context.WithCancel(context.Background())
-	var resumedAfter atomic.Int32
-	c := l.StartCoroutineContext(ctx, func(yield func(loom.Instruction) bool) {
-		for yield(loom.NextFrame()) {
-			if ctx.Err() != nil {
-				resumedAfter.Add(1)
-			}
-		}
-	})
-	l.UpdateDelta(time.Millisecond)
-	cancel()
-	frames := 0
-	for !c.IsDone() && frames < 1_000_000 {
-		l.UpdateDelta(time.Millisecond)
-		frames++
-	}
-	if !c.IsDone() {
-		t.Fatalf("coroutine not stopped after 1e6 frames past its context's end")
-	}
-	if resumedAfter.Load() != 0 {
-		t.Errorf("coroutine resumed %d times after its context ended (stopped after %d frames)", resumedAfter.Load(), frames)
 	}
 	l.Close()
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"testing"
-	"testing/synctest"
 	"time"
 
 	"github.com/taskqueue-go/taskqueue/loom"
@@ -68,41 +67,6 @@ func TestTaskResult(t *testing.T) {
 	update(t, l)
 	if _, err := scoped.Result(); !scoped.IsDone() || !errors.Is(err, loom.ErrClosed) {
 		t.Fatalf("a task of a closed scope: done %v, Result error %v; want ErrClosed", scoped.IsDone(), err)
-	}
-}
-
-// A coroutine bound to a context stops when the context is done, at the
-// next frame, with its defers run; one whose context is done never begins.
-func TestStartCoroutineContext(t *testing.T) {
-	synctest.Test(t, testStartCoroutineContext)
-}
-
-func testStartCoroutineContext(t *testing.T) {
-	l, _ := testLoom(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	deferred, frames := false, 0
-	c := l.StartCoroutineContext(ctx, func(y func(loom.Instruction) bool) {
-		defer func() { deferred = true }()
-		for y(loom.NextFrame()) {
-			frames++
-		}
-	})
-	update(t, l) // it begins
-	update(t, l)
-	update(t, l)
-	cancel()
-	synctest.Wait() // the context's AfterFunc has asked for the stop
-	update(t, l)
-	if !c.IsDone() || !deferred || !errors.Is(c.Err(), loom.ErrStopped) {
-		t.Fatalf("after cancel: done %v, defers ran %v, Err %v", c.IsDone(), deferred, c.Err())
-	}
-	if frames != 2 {
-		t.Fatalf("ran %d frames, want 2", frames)
-	}
-	ran := false
-	d := l.StartCoroutineContext(ctx, func(y func(loom.Instruction) bool) { ran = true })
-	if ran || !errors.Is(d.Err(), loom.ErrStopped) {
-		t.Fatalf("with a done context: ran %v, Err %v", ran, d.Err())
 	}
 }
 
