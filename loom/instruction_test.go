@@ -1,47 +1,15 @@
 package loom_test
 
 import (
-	"context"
 	"fmt"
-	"math"
-	"slices"
 	"testing"
 	"time"
 
-	"github.com/taskqueue-go/taskqueue/internal/testkit"
 	"github.com/taskqueue-go/taskqueue/loom"
 )
 
-// trace records what coroutines did, each entry prefixed with the frame.
-type trace struct {
-	l   *loom.Loom
-	got []string
-}
-
-func (tr *trace) add(s string) { tr.got = append(tr.got, fmt.Sprintf("%d:%s", tr.l.Frame(), s)) }
-
-func (tr *trace) expect(t *testing.T, want ...string) {
-	t.Helper()
-	if !slices.Equal(tr.got, want) {
-		t.Errorf("trace:\n  got  %v\n  want %v", tr.got, want)
-	}
-	tr.got = nil
-}
-
-// waitsEach returns a coroutine body that records, then yields in, then
-// records again.
-func waitsEach(tr *trace, in loom.Instruction) func(func(loom.Instruction) bool) {
-	return func(yield func(loom.Instruction) bool) {
-		tr.add("before")
-		if !yield(in) {
-			return
-		}
-		tr.add("after")
-	}
-}
-
-// TestInstructionTable checks each row of the package documentation's table
-// frame by frame. Each coroutine starts in an action of frame 1.
+// TestInstructionTable checks each row of Instruction's table frame by
+// frame. Each coroutine starts in an action of frame 1.
 func TestInstructionTable(t *testing.T) {
 	const dt = 100 * time.Millisecond
 	cond := false
@@ -64,6 +32,14 @@ func TestInstructionTable(t *testing.T) {
 			func(l *loom.Loom) { l.SetTimeScale(0.5) }, 7, []string{"1:before", "5:after"}},
 		{"WaitForSeconds paused", loom.WaitForSeconds(time.Millisecond),
 			func(l *loom.Loom) { l.SetTimeScale(0) }, 6, []string{"1:before"}},
+		{"WaitForSeconds across a pause", loom.WaitForSeconds(200 * time.Millisecond),
+			// Paused from frame 2 until a delayed action of frame 4 sets the
+			// scale back, from frame 5 on: scaled time is 100ms from frame 1
+			// to frame 4, then 200ms, then 300ms at frame 6.
+			func(l *loom.Loom) {
+				l.SetTimeScale(0)
+				l.PostAfter(250*time.Millisecond, func() { l.SetTimeScale(1) })
+			}, 8, []string{"1:before", "6:after"}},
 		{"WaitForSecondsRealtime paused", loom.WaitForSecondsRealtime(200 * time.Millisecond),
 			func(l *loom.Loom) { l.SetTimeScale(0) }, 5, []string{"1:before", "3:after"}},
 		{"WaitForFrames(3)", loom.WaitForFrames(3), nil, 6, []string{"1:before", "4:after"}},
@@ -90,154 +66,135 @@ func TestInstructionTable(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			cond = false
 			keep.n = 2
-			l := loom.New(loom.ManualClock())
-			tr := &trace{l: l}
+			l, _ := testLoom(t)
+			r := &recorder{l: l}
 			l.Post(func() {
 				if c.setup != nil {
 					c.setup(l)
 				}
-				l.StartCoroutine(waitsEach(tr, c.in))
+				l.StartCoroutine(func(yield func(loom.Instruction) bool) {
+					r.add("before")
+					if yield(c.in) {
+						r.add("after")
+					}
+				})
 			})
 			frames(l, c.frames, dt)
-			tr.expect(t, c.want...)
-			l.Close()
+			r.expect(t, c.name, c.want...)
 		})
 	}
 }
 
-// TestPolledOncePerFrameFromNextFrame counts the calls of a WaitUntil
-// condition: none in the frame of the yield, then one per frame.
-func TestPolledOncePerFrameFromNextFrame(t *testing.T) {
-	l := loom.New(loom.ManualClock())
-	calls := 0
-	var frameOfCalls []int64
-	l.StartCoroutine(func(yield func(loom.Instruction) bool) {
-		yield(loom.WaitUntil(func() bool {
-			calls++
-			frameOfCalls = append(frameOfCalls, l.Frame())
-			return calls == 3
-		}))
-	})
-	frames(l, 5, time.Millisecond)
-	// With no owner yet, the coroutine was queued and started in frame 1.
-	if want := []int64{2, 3, 4}; !slices.Equal(frameOfCalls, want) {
-		t.Errorf("condition polled in frames %v; want %v", frameOfCalls, want)
-	}
-}
-
-// TestWaitForCoroutine is seed 000's nesting, frame by frame: the parent
-// resumes in the same pass in which the child ends.
+// TestWaitForCoroutine: a coroutine waiting for another of its loom
+// (Unity's yield return StartCoroutine(...)) begins it at once if it has
+// not begun, and resumes in the pass in which it ends, right after it, so
+// that nesting costs no frame at any depth; one that waits for a coroutine
+// that had ended, or that ends in the pass of the yield, resumes in the
+// next frame.
 func TestWaitForCoroutine(t *testing.T) {
-	l := loom.New(loom.ManualClock())
-	tr := &trace{l: l}
+	l, _ := testLoom(t)
+	r := &recorder{l: l}
 	inner := func(yield func(loom.Instruction) bool) {
+		r.add("inner begins")
 		for i := range 3 {
 			if !yield(loom.WaitForFrames(2)) {
 				return
 			}
-			tr.add(fmt.Sprint("inner ", i))
+			r.add(fmt.Sprint("inner ", i))
 		}
 	}
+	var middle *loom.Coroutine
 	l.Post(func() {
 		l.StartCoroutine(func(yield func(loom.Instruction) bool) {
-			tr.add("outer")
-			if !yield(loom.WaitFor(l.StartCoroutine(inner))) {
+			r.add("outer")
+			middle = l.StartCoroutine(func(yield func(loom.Instruction) bool) {
+				r.add("middle begins")
+				if yield(loom.WaitFor(l.StartCoroutine(inner))) {
+					r.add("middle ends")
+				}
+			})
+			if !yield(loom.WaitFor(middle)) {
 				return
 			}
-			tr.add("outer after inner")
+			r.add("outer after middle")
 			child := l.StartCoroutine(func(yield func(loom.Instruction) bool) {})
-			if !yield(loom.WaitFor(child)) { // ended already: next frame
+			if !yield(loom.WaitFor(child)) { // begins and ends in this pass: next frame
 				return
 			}
-			tr.add("outer after the ended child")
+			r.add("outer after a child that ended at once")
+			if yield(loom.WaitFor(middle)) { // ended before: next frame
+				r.add("outer after middle again")
+			}
 		})
 	})
-	frames(l, 9, time.Millisecond)
-	tr.expect(t, "1:outer", "3:inner 0", "5:inner 1", "7:inner 2", "7:outer after inner", "8:outer after the ended child")
+	frames(l, 10, time.Millisecond)
+	r.expect(t, "10 frames", "1:outer", "1:middle begins", "1:inner begins", "3:inner 0", "5:inner 1", "7:inner 2",
+		"7:middle ends", "7:outer after middle", "8:outer after a child that ended at once", "9:outer after middle again")
 }
 
-// TestNestedWaitCostsNoFrame: three levels of coroutines waiting for each
-// other all end in the frame the innermost ends.
-func TestNestedWaitCostsNoFrame(t *testing.T) {
-	l := loom.New(loom.ManualClock())
-	tr := &trace{l: l}
-	level := func(name string, child func(func(loom.Instruction) bool)) func(func(loom.Instruction) bool) {
-		return func(yield func(loom.Instruction) bool) {
-			if child != nil {
-				yield(loom.WaitFor(l.StartCoroutine(child)))
-			} else {
-				yield(loom.WaitForFrames(3))
-			}
-			tr.add(name + " ends")
+// TestWaitForPollsIsDone: WaitFor on a Waitable that has IsDone, other than
+// a coroutine or task of the same loom, polls IsDone once a frame and
+// never calls Done.
+func TestWaitForPollsIsDone(t *testing.T) {
+	l, _ := testLoom(t)
+	w := &isDoneWaitable{}
+	var at int64
+	l.StartCoroutine(func(yield func(loom.Instruction) bool) {
+		if yield(loom.WaitFor(w)) {
+			at = l.Frame()
 		}
+	})
+	frames(l, 3, time.Millisecond)
+	w.done = true
+	frames(l, 2, time.Millisecond)
+	if at != 4 || w.polls != 3 {
+		t.Errorf("resumed in frame %d after %d polls of IsDone; want frame 4, 3 polls (frames 2 to 4)", at, w.polls)
 	}
-	l.StartCoroutine(level("outer", level("middle", level("inner", nil)))) // begins in frame 1
-	frames(l, 5, time.Millisecond)
-	tr.expect(t, "4:inner ends", "4:middle ends", "4:outer ends")
 }
 
-func TestInstructionPanics(t *testing.T) {
-	for _, c := range []struct {
-		f    func()
-		want string
-	}{
-		{func() { loom.WaitUntil(nil) }, "loom: WaitUntil(nil)"},
-		{func() { loom.WaitWhile(nil) }, "loom: WaitWhile(nil)"},
-		{func() { loom.WaitFor(nil) }, "loom: WaitFor(nil)"},
-		{func() { loom.WaitCustom(nil) }, "loom: WaitCustom(nil)"},
-		{func() { loom.New().StartCoroutine(nil) }, "loom: StartCoroutine(nil)"},
-		{func() { (*loom.Coroutine)(nil).Stop() }, "loom: Stop of a nil *Coroutine"},
-		{func() { var c *loom.Coroutine; loom.WaitFor(c) }, "loom: WaitFor with a nil *loom.Coroutine"},
-		{func() { var t *loom.Task[int]; loom.WaitAll(t) }, "loom: WaitAll with a nil *loom.Task[int] at index 0"},
-		{func() { loom.FirstDone(nil) }, "loom: FirstDone with a nil member at index 0"},
-		{func() { loom.Await(context.Background(), nil) }, "loom: Await with a nil member at index 0"},
-		{func() { var l loom.Loom; l.Post(func() {}) }, "loom: use of a zero Loom; make one with New"},
-		{func() { loom.StartTask[int](nil, func(func(loom.Instruction) bool) (int, error) { return 0, nil }) }, "loom: StartTask with a nil Loom or Scope"},
+// isDoneWaitable is a Waitable with IsDone whose Done must not be called.
+type isDoneWaitable struct {
+	done  bool
+	polls int
+}
+
+func (w *isDoneWaitable) Done() <-chan struct{} { panic("Done called on a Waitable with IsDone") }
+func (w *isDoneWaitable) IsDone() bool          { w.polls++; return w.done }
+
+// TestYieldAllocatesNothing checks that yielding any built-in instruction
+// costs no allocation.
+func TestYieldAllocatesNothing(t *testing.T) {
+	done := make(chan struct{})
+	w := waitable(done)
+	close(done)
+	keep := &keepWaiter{}
+	cond := func() bool { return true }
+	for _, in := range []loom.Instruction{
+		loom.NextFrame(), loom.WaitForSeconds(time.Millisecond), loom.WaitForSecondsRealtime(time.Millisecond),
+		loom.WaitForFrames(2), loom.WaitUntil(cond), loom.WaitWhile(func() bool { return false }),
+		loom.WaitCustom(keep), loom.WaitFor(w),
 	} {
-		if got := testkit.PanicMessage(c.f); got != c.want {
-			t.Errorf("panicked with %q; want %q", got, c.want)
-		}
-	}
-}
-
-// TestTimedWaitsSaturate: a wait near math.MaxInt64 nanoseconds or frames,
-// the natural "forever", waits: its due time is the end of the clock's
-// range, not one wrapped round to the past.
-func TestTimedWaitsSaturate(t *testing.T) {
-	waits := map[string]loom.Instruction{
-		"WaitForSeconds(MaxInt64)":             loom.WaitForSeconds(math.MaxInt64),
-		"WaitForSeconds(MaxInt64-1ms)":         loom.WaitForSeconds(math.MaxInt64 - time.Millisecond),
-		"WaitForSecondsRealtime(MaxInt64)":     loom.WaitForSecondsRealtime(math.MaxInt64),
-		"WaitForSecondsRealtime(MaxInt64-1ms)": loom.WaitForSecondsRealtime(math.MaxInt64 - time.Millisecond),
-		"WaitForFrames(MaxInt)":                loom.WaitForFrames(math.MaxInt),
-		"WaitForFrames(MaxInt-1)":              loom.WaitForFrames(math.MaxInt - 1),
-	}
-	l := loom.New(loom.ManualClock())
-	l.UpdateDelta(time.Millisecond) // time and frame count are past zero: now + d would wrap
-	resumed := map[string]bool{}
-	for name, in := range waits {
+		l, _ := testLoom(t)
 		l.StartCoroutine(func(yield func(loom.Instruction) bool) {
-			if yield(in) {
-				resumed[name] = true
+			for yield(in) {
 			}
 		})
-	}
-	for range 3 {
-		l.UpdateDelta(time.Hour)
-	}
-	for name := range waits {
-		if resumed[name] {
-			t.Errorf("%s resumed after 3 frames of an hour", name)
+		frames(l, 3, time.Millisecond)
+		if allocs := testing.AllocsPerRun(100, func() { l.UpdateDelta(time.Millisecond) }); allocs != 0 {
+			t.Errorf("a frame resuming a coroutine that yields %v allocates %v times; want 0", in, allocs)
 		}
 	}
-	if n := len(l.Coroutines()); n != len(waits) {
-		t.Errorf("%d coroutines waiting; want %d", n, len(waits))
-	}
-	for _, scale := range []float64{1, 1e-300} {
-		l.SetTimeScale(scale)
-		if i := l.Idle(); !i.Timed || i.Delay < 100*365*24*time.Hour {
-			t.Errorf("Idle() = %+v at a time scale of %g; want the waits due in about 292 years", i, scale)
-		}
-	}
-	l.Close()
+}
+
+// TestInstructionMisuse: an instruction made of nil, which could never
+// end, panics, naming the call.
+func TestInstructionMisuse(t *testing.T) {
+	checkMisuse(t,
+		misuse{func() { loom.WaitUntil(nil) }, "loom: WaitUntil(nil)"},
+		misuse{func() { loom.WaitWhile(nil) }, "loom: WaitWhile(nil)"},
+		misuse{func() { loom.WaitFor(nil) }, "loom: WaitFor(nil)"},
+		misuse{func() { loom.WaitCustom(nil) }, "loom: WaitCustom(nil)"},
+		misuse{func() { var c *loom.Coroutine; loom.WaitFor(c) }, "loom: WaitFor with a nil *loom.Coroutine"},
+		misuse{func() { var t *loom.Task[int]; loom.WaitFor(t) }, "loom: WaitFor with a nil *loom.Task[int]"},
+	)
 }

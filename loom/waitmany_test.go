@@ -50,6 +50,9 @@ func TestWaitAllResumesInOneFrame(t *testing.T) {
 	}
 }
 
+// TestWaitAnyAndFirstDone: WaitAny resumes in the first frame in which a
+// member is done, and FirstDone names it; with no member, WaitAny resumes
+// in the next frame, FirstDone reports -1 and Await returns nil.
 func TestWaitAnyAndFirstDone(t *testing.T) {
 	l, _ := testLoom(t)
 	a, b, c := newFuture(), newFuture(), newFuture()
@@ -71,12 +74,22 @@ func TestWaitAnyAndFirstDone(t *testing.T) {
 	if loom.FirstDone() != -1 || loom.Await(context.Background()) != nil {
 		t.Fatal("FirstDone or Await of no member")
 	}
+	l.StartCoroutine(func(y func(loom.Instruction) bool) {
+		if y(loom.WaitAny()) {
+			resumed = l.Frame()
+		}
+	})
+	update(t, l) // it begins
+	update(t, l)
+	if resumed != 5 {
+		t.Errorf("WaitAny of no member resumed in frame %d; want 5, the next frame", resumed)
+	}
 }
 
-// A WaitAll over coroutines of the same loom and a panicking member: the
-// panic of Done ends only the waiting coroutine, as every wait's does.
-func TestWaitAllOfCoroutinesAndAPanickingMember(t *testing.T) {
-	l, panics := testLoom(t)
+// TestWaitAllOfCoroutines: a WaitAll of coroutines of the same loom
+// resumes in the pass in which the last of them ends.
+func TestWaitAllOfCoroutines(t *testing.T) {
+	l, _ := testLoom(t)
 	c1 := l.StartCoroutine(func(y func(loom.Instruction) bool) { y(loom.WaitForFrames(3)) })
 	c2 := l.StartCoroutine(func(y func(loom.Instruction) bool) { y(loom.WaitForSeconds(5 * time.Millisecond)) })
 	var at int64
@@ -85,16 +98,9 @@ func TestWaitAllOfCoroutinesAndAPanickingMember(t *testing.T) {
 			at = l.Frame()
 		}
 	})
-	bad := l.StartCoroutine(func(y func(loom.Instruction) bool) { y(loom.WaitAll(c1, panickyWaitable{})) })
-	for range 8 {
-		update(t, l)
-	}
+	frames(l, 8, time.Millisecond)
 	if at != 6 { // they begin in frame 1: frame 4 and 6 (5ms at 1ms a frame)
 		t.Errorf("WaitAll of two coroutines resumed in frame %d, want 6, the pass in which the later ends", at)
-	}
-	var pe *loom.PanicError
-	if !errors.As(bad.Err(), &pe) || panics.Len() != 1 {
-		t.Errorf("the coroutine whose member panicked: Err %v, %d panics handled", bad.Err(), panics.Len())
 	}
 }
 
@@ -151,51 +157,6 @@ func TestAwait(t *testing.T) {
 	}
 }
 
-// TestPostBeforeDoneRunsBeforeResume: a function posted to the loom before a
-// Waitable is done runs before a coroutine waiting for it resumes, even when
-// the Waitable becomes done in the middle of a frame, after the frame's
-// actions and before its coroutine pass: the shape of a worker that posts
-// its result and then returns. Posts made later do not hold the coroutine
-// back, so that a loom under a steady stream of posts still resumes it.
-func TestPostBeforeDoneRunsBeforeResume(t *testing.T) {
-	for _, c := range []struct {
-		name string
-		wait func(w loom.Waitable) loom.Instruction
-	}{
-		{"WaitFor", loom.WaitFor},
-		{"WaitAll", func(w loom.Waitable) loom.Instruction { return loom.WaitAll(w) }},
-		{"WaitAny", func(w loom.Waitable) loom.Instruction { return loom.WaitAny(w, newFuture()) }},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			l := loom.New(loom.ManualClock())
-			defer l.Close()
-			w := newFuture()
-			applied, resumedIn := false, int64(0)
-			var sawApplied bool
-			l.StartCoroutine(func(yield func(loom.Instruction) bool) {
-				if yield(c.wait(w)) {
-					resumedIn, sawApplied = l.Frame(), applied
-				}
-			})
-			// A stream of posts, one per frame, that never ends.
-			var again func()
-			again = func() { l.Post(again) }
-			l.Post(again)
-			l.UpdateDelta(time.Millisecond) // frame 1: the coroutine begins and waits
-			l.Post(func() {
-				l.Post(func() { applied = true }) // the result, posted first
-				w.end(nil)                        // then the handle is done
-			})
-			for range 4 {
-				l.UpdateDelta(time.Millisecond)
-			}
-			if !sawApplied || resumedIn != 3 {
-				t.Errorf("the coroutine resumed in frame %d, having seen the result applied: %v; want frame 3, true", resumedIn, sawApplied)
-			}
-		})
-	}
-}
-
 // TestFirstDoneNamesAMemberWhosePostsRan: a frame budget holds a WaitAny,
 // seen over when its second member ended, for the posts that member made
 // before its end; meanwhile the first member ends too. When the coroutine
@@ -234,5 +195,39 @@ func TestFirstDoneNamesAMemberWhosePostsRan(t *testing.T) {
 	}
 	if !sawApplied[0] || !sawApplied[1] {
 		t.Errorf("resumed in frame %d with FirstDone = 0, the members' posts applied: %v; want both", resumedIn, sawApplied)
+	}
+}
+
+// TestWaitManyMisuse: a nil member, or a nil *Coroutine or *Task, which
+// could never end, makes WaitAll, WaitAny, FirstDone and Await panic,
+// naming the call and the member's index.
+func TestWaitManyMisuse(t *testing.T) {
+	var c *loom.Coroutine
+	var task *loom.Task[int]
+	ok := make(waitable)
+	checkMisuse(t,
+		misuse{func() { loom.WaitAll(ok, task) }, "loom: WaitAll with a nil *loom.Task[int] at index 1"},
+		misuse{func() { loom.WaitAny(c) }, "loom: WaitAny with a nil *loom.Coroutine at index 0"},
+		misuse{func() { loom.WaitAny(ok, nil) }, "loom: WaitAny with a nil member at index 1"},
+		misuse{func() { loom.FirstDone(nil) }, "loom: FirstDone with a nil member at index 0"},
+		misuse{func() { loom.Await(context.Background(), nil) }, "loom: Await with a nil member at index 0"},
+	)
+}
+
+// BenchmarkWaitAllPending measures a frame in which a coroutine waits with
+// WaitAll for 1,000 members of which none is done: the wait looks at the
+// first pending member only.
+func BenchmarkWaitAllPending(b *testing.B) {
+	l := loom.New(loom.ManualClock())
+	defer l.Close()
+	ws := make([]loom.Waitable, 1000)
+	for i := range ws {
+		ws[i] = make(waitable)
+	}
+	l.StartCoroutine(func(y func(loom.Instruction) bool) { y(loom.WaitAll(ws...)) })
+	l.UpdateDelta(time.Millisecond)
+	b.ReportAllocs()
+	for b.Loop() {
+		l.UpdateDelta(time.Millisecond)
 	}
 }
