@@ -279,9 +279,25 @@ func phasesModel(t *testing.T, seed uint64) {
 	l := loom.New(loom.ManualClock(),
 		loom.WithFixedStep(dt, func(time.Duration) { steps++ }),
 		loom.WithFrameObserver(func(fs loom.FrameStats) { observed = fs }))
+	defer l.Close()
 	fail := func(format string, args ...any) {
 		t.Helper()
 		t.Fatalf("seed %d, frame %d: %s", seed, l.Frame(), fmt.Sprintf(format, args...))
+	}
+	// A coroutine body must not end the loom's goroutine (t.Fatalf calls
+	// runtime.Goexit): a coroutine that sees the model broken records it
+	// and returns, and the test fails once the loop call returns.
+	broken := ""
+	broke := func(format string, args ...any) {
+		if broken == "" {
+			broken = fmt.Sprintf("frame %d: %s", l.Frame(), fmt.Sprintf(format, args...))
+		}
+	}
+	check := func() {
+		t.Helper()
+		if broken != "" {
+			t.Fatalf("seed %d, %s", seed, broken)
+		}
 	}
 	var acc int64
 	var live []*loom.Coroutine
@@ -296,7 +312,8 @@ func phasesModel(t *testing.T, seed uint64) {
 						return
 					}
 					if steps != at+1 {
-						fail("a fixed-update wait yielded after step %d resumed after step %d", at, steps)
+						broke("a fixed-update wait yielded after step %d resumed after step %d", at, steps)
+						return
 					}
 				}
 			}))
@@ -309,7 +326,8 @@ func phasesModel(t *testing.T, seed uint64) {
 					}
 					// After frame f's update, before frame f+1's clock moves.
 					if l.Frame() != f || observed.Frame != f {
-						fail("an end-of-frame wait of frame %d resumed in frame %d, after the update of frame %d", f, l.Frame(), observed.Frame)
+						broke("an end-of-frame wait of frame %d resumed in frame %d, after the update of frame %d", f, l.Frame(), observed.Frame)
+						return
 					}
 					resumedAtEnd++
 				}
@@ -329,6 +347,7 @@ func phasesModel(t *testing.T, seed uint64) {
 		}
 		before := steps
 		l.UpdateDelta(delta)
+		check()
 		acc += min(int64(float64(delta)*scale), int64(time.Second/3))
 		want := int(acc / int64(dt))
 		acc %= int64(dt)
@@ -337,9 +356,9 @@ func phasesModel(t *testing.T, seed uint64) {
 		}
 		if rng.IntN(2) == 0 { // else the end phase runs as the next Update begins
 			l.EndFrame()
+			check()
 		}
 	}
-	l.Close()
 	if resumedAtEnd == 0 {
 		t.Errorf("seed %d: no end-of-frame wait resumed: the model checked nothing", seed)
 	}
