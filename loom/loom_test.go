@@ -37,22 +37,11 @@ func TestPostersAndFramesStress(t *testing.T) {
 			ran++
 		}
 
-		stop := make(chan struct{})
-		loopDone := make(chan struct{})
-		go func() {
-			defer close(loopDone)
-			wake := l.Idle().Wake
-			for {
-				select {
-				case <-stop:
-					return
-				case <-wake:
-				}
-				for l.Idle().Now {
-					l.UpdateDelta(time.Millisecond)
-				}
+		stop := serveOnWake(l, func() {
+			for l.Idle().Now {
+				l.UpdateDelta(time.Millisecond)
 			}
-		}()
+		})
 
 		// Rounds of posts from every poster at once, each round ending with
 		// the loop asleep, which it must not be with actions queued.
@@ -88,8 +77,7 @@ func TestPostersAndFramesStress(t *testing.T) {
 				break
 			}
 		}
-		close(stop)
-		<-loopDone
+		stop()
 		for poster, got := range seen {
 			if len(got) != perPoster {
 				t.Errorf("poster %d: %d actions ran; want %d", poster, len(got), perPoster)
@@ -402,28 +390,14 @@ func BenchmarkPost(b *testing.B) {
 	b.Run("posters=8", func(b *testing.B) {
 		b.ReportAllocs()
 		l := loom.New()
-		stop := make(chan struct{})
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			wake := l.Idle().Wake
-			for {
-				select {
-				case <-stop:
-					l.Close()
-					return
-				case <-wake:
-					l.Update()
-				}
-			}
-		}()
+		stop := serveOnWake(l, l.Update)
 		b.SetParallelism(4)
 		b.RunParallel(func(pb *testing.PB) {
 			for pb.Next() {
 				l.Post(f)
 			}
 		})
-		close(stop)
-		<-done
+		stop()
+		l.Close()
 	})
 }

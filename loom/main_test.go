@@ -91,6 +91,29 @@ func frames(l *loom.Loom, n int, dt time.Duration) {
 	}
 }
 
+// serveOnWake calls frame on a goroutine of its own each time l wakes it
+// (Idle's Wake channel), as a loop that sleeps between frames does, until
+// the function it returns is called, which waits for that goroutine to end.
+func serveOnWake(l *loom.Loom, frame func()) (stop func()) {
+	quit, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		wake := l.Idle().Wake
+		for {
+			select {
+			case <-quit:
+				return
+			case <-wake:
+				frame()
+			}
+		}
+	}()
+	return func() {
+		close(quit)
+		<-done
+	}
+}
+
 // misuse is a call that must panic with a message that names it.
 type misuse struct {
 	f    func()

@@ -462,13 +462,19 @@ func FuzzTimers(f *testing.F) {
 
 func TestTimersRandom(t *testing.T) {
 	t.Parallel() // long, and shares nothing with the other tests: it runs beside them
-	r := rand.New(rand.NewPCG(11, 12))
-	for range 100 {
-		ops := make([]byte, 4000)
+	checkRandom(t, 11, 100, 4000, checkTimers)
+}
+
+// checkRandom runs check on n random sequences of size operations, drawn
+// from seed.
+func checkRandom(t *testing.T, seed uint64, n, size int, check func(*testing.T, []byte)) {
+	r := rand.New(rand.NewPCG(seed, seed+1))
+	ops := make([]byte, size)
+	for range n {
 		for i := range ops {
 			ops[i] = byte(r.UintN(256))
 		}
-		checkTimers(t, ops)
+		check(t, ops)
 	}
 }
 
@@ -580,14 +586,7 @@ func FuzzTimersInFrame(f *testing.F) {
 // timers to the next.
 func TestTimersInFrameRandom(t *testing.T) {
 	t.Parallel() // long, and shares nothing with the other tests: it runs beside them
-	r := rand.New(rand.NewPCG(13, 14))
-	for range 200 {
-		ops := make([]byte, 3000)
-		for i := range ops {
-			ops[i] = byte(r.UintN(256))
-		}
-		checkTimersInFrame(t, ops)
-	}
+	checkRandom(t, 13, 200, 3000, checkTimersInFrame)
 }
 
 // BenchmarkFrameDelayed measures a frame with many pending delayed actions
