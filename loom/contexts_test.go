@@ -18,7 +18,9 @@ type waitName struct{}
 // reports false, its defers run, its Err is ErrStopped, it never resumes):
 // a context canceled between frames stops it in the next frame, and one
 // canceled by an action stops it in the action's frame. A coroutine started
-// with a context done already ends at once and never begins. No goroutine of the test has to run for
+// with a context done already ends at once and never begins. Each pass
+// looks once at each Done channel: contexts that share one (those of
+// context.WithValue) make one watch. No goroutine of the test has to run for
 // that (the context's own watch runs on a goroutine of its own, whenever the
 // runtime gets to it).
 func TestContextStopsAWaitingCoroutineInTheNextPass(t *testing.T) {
@@ -38,7 +40,8 @@ func TestContextStopsAWaitingCoroutineInTheNextPass(t *testing.T) {
 		"WaitForEndOfFrame": func(*loom.Loom) loom.Instruction { return loom.WaitForEndOfFrame() },
 	}
 	for _, tc := range []struct{ when, contexts string }{
-		{"between frames", "shared"}, {"in an action", "shared"}, {"between frames", "each its own"},
+		{"between frames", "shared"}, {"in an action", "shared"}, {"between frames", "values of one"},
+		{"between frames", "each its own"},
 	} {
 		t.Run(tc.when+"/"+tc.contexts, func(t *testing.T) {
 			when := tc.when
@@ -50,9 +53,11 @@ func TestContextStopsAWaitingCoroutineInTheNextPass(t *testing.T) {
 				for name, wait := range waits {
 					ctx := ctx
 					if tc.contexts != "shared" {
-						var stop context.CancelFunc
 						ctx = context.WithValue(ctx, waitName{}, name) // the same Done channel
-						ctx, stop = context.WithCancel(ctx)            // its own, canceled with the parent
+					}
+					if tc.contexts == "each its own" {
+						var stop context.CancelFunc
+						ctx, stop = context.WithCancel(ctx) // its own, canceled with the parent
 						defer stop()
 					}
 					// One that ends at once, bound to the same context.
@@ -67,6 +72,13 @@ func TestContextStopsAWaitingCoroutineInTheNextPass(t *testing.T) {
 					})
 				}
 				l.UpdateDelta(time.Millisecond) // they begin and wait
+				wantWatches := 1                // one look a pass for the coroutines of one Done channel
+				if tc.contexts == "each its own" {
+					wantWatches = len(waits)
+				}
+				if watches, cs := l.ContextWatches(); watches != wantWatches || cs != len(waits) {
+					t.Errorf("round %d: %d contexts watched for %d coroutines; want %d for %d", round, watches, cs, wantWatches, len(waits))
+				}
 				if when == "between frames" {
 					cancel()
 				} else {

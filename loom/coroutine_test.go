@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/taskqueue-go/taskqueue/loom"
+	"github.com/taskqueue-go/taskqueue/scheduler"
 )
 
 // TestStartBeginsOnTheLoop: a coroutine never begins on the goroutine that
@@ -125,6 +126,10 @@ func TestCoroutinePanic(t *testing.T) {
 	var pe *loom.PanicError
 	if !errors.As(late.Err(), &pe) || pe.Value != "late" || other.Err() != nil {
 		t.Errorf("Err() = %v, %v", late.Err(), other.Err())
+	}
+	var se *scheduler.PanicError // the same type
+	if !errors.As(late.Err(), &se) || se != pe {
+		t.Errorf("Err() = %v is not a *scheduler.PanicError", late.Err())
 	}
 	d := l.StartCoroutine(func(yield func(loom.Instruction) bool) {
 		defer func() { panic("in defer") }()

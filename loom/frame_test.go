@@ -264,7 +264,7 @@ func TestPanicsInOneFrameEachReported(t *testing.T) {
 // posted and n delayed actions a frame, each phase on its own budget, and
 // at least one of each; a time budget starts no action once spent; what is
 // left carries over, in order, ahead of newer posts, and the frame's
-// statistics count it.
+// statistics count it. Coroutines are not counted.
 func TestBudgetCarriesOverInOrder(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		l := loom.New(loom.WithBudget(3, 0))
@@ -286,8 +286,11 @@ func TestBudgetCarriesOverInOrder(t *testing.T) {
 			t.Errorf("frame 1: %+v; want 3 actions, 3 delayed, 2 carried over, 2 pending", st)
 		}
 		l.Post(r.note("late"))
+		for i := range 5 { // coroutines are not counted
+			l.StartCoroutine(func(func(loom.Instruction) bool) { r.add(fmt.Sprint("c", i)) })
+		}
 		l.Update()
-		r.expect(t, "frame 2", "a3", "a4", "late", "d3")
+		r.expect(t, "frame 2", "a3", "a4", "late", "d3", "c0", "c1", "c2", "c3", "c4")
 		if st := last(); st.Actions != 3 || st.Delayed != 1 || st.CarriedOver != 0 || st.Pending != 1 {
 			t.Errorf("frame 2: %+v; want 3 actions, 1 delayed, none carried over, 1 pending", st)
 		}
@@ -306,6 +309,21 @@ func TestBudgetCarriesOverInOrder(t *testing.T) {
 		l.Update()
 		r.expect(t, "the last", "slow3")
 	})
+}
+
+// TestObserverPanicGoesToHandler: a panicking frame observer is reported
+// to the panic handler, and the next frame runs as usual.
+func TestObserverPanicGoesToHandler(t *testing.T) {
+	l, p := testLoom(t, loom.WithFrameObserver(func(fs loom.FrameStats) { panic(fs.Frame) }))
+	var r recorder
+	l.Post(r.note("frame 1"))
+	update(t, l)
+	l.Post(r.note("frame 2"))
+	update(t, l)
+	r.expect(t, "two frames", "frame 1", "frame 2")
+	if got := p.Take(); len(got) != 2 || got[0].Value != int64(1) || got[1].Value != int64(2) {
+		t.Errorf("the handler got %v; want the observer's panics of frames 1 and 2", got)
+	}
 }
 
 // TestFrameStats: the observer sees each frame's statistics, at its end.

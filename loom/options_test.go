@@ -3,7 +3,9 @@ package loom_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"log"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -104,6 +106,26 @@ func TestConfigure(t *testing.T) {
 	l.Post(func() {})
 	if wakes.Load() != 1 {
 		t.Errorf("the wake function ran %d times for the next post; want 1", wakes.Load())
+	}
+
+	// From another goroutine while frames run (the race detector watches).
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range 100 {
+			l.Configure(loom.WithBudget(i%3, 0), loom.WithName(fmt.Sprint("n", i)))
+		}
+	}()
+	for {
+		select {
+		case <-done:
+		default:
+			l.Post(func() {})
+			update(t, l)
+			runtime.Gosched() // lets the other goroutine run where all share one thread (js/wasm)
+			continue
+		}
+		break
 	}
 
 	rl := loom.New()

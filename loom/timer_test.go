@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -104,6 +106,41 @@ func TestTimerStopAndReset(t *testing.T) {
 	l.Close()
 	if again.Reset(time.Millisecond) {
 		t.Error("Reset after Close = true; want false")
+	}
+}
+
+// TestTimerFromAnotherGoroutine: a timer is safe for use by several
+// goroutines: one resets it, reads it and at last stops it while frames
+// run it; once Stop has returned, it never runs again.
+func TestTimerFromAnotherGoroutine(t *testing.T) {
+	l, _ := testLoom(t)
+	var runs atomic.Int32
+	tm := l.PostAfter(time.Millisecond, func() { runs.Add(1) })
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range 1000 {
+			tm.Reset(time.Millisecond)
+			tm.IsDone()
+			tm.Done()
+			tm.Err()
+			runtime.Gosched() // lets the frames run where all goroutines share one thread (js/wasm)
+		}
+		tm.Stop()
+	}()
+	for running := true; running; {
+		select {
+		case <-done:
+			running = false
+		default:
+			update(t, l)
+			runtime.Gosched()
+		}
+	}
+	after := runs.Load()
+	frames(l, 3, time.Millisecond)
+	if runs.Load() != after || !tm.IsDone() || runs.Load() == 0 {
+		t.Errorf("%d runs, %d after the last Stop, done %v; want some, none after, done", runs.Load(), runs.Load()-after, tm.IsDone())
 	}
 }
 

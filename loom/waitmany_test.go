@@ -86,6 +86,42 @@ func TestWaitAnyAndFirstDone(t *testing.T) {
 	}
 }
 
+// TestWaitAllLooksAtEachMemberOnce: over the whole wait, WaitAll asks each
+// member for its Done channel once, however many frames it waits.
+func TestWaitAllLooksAtEachMemberOnce(t *testing.T) {
+	l, _ := testLoom(t)
+	ws := make([]*countingWaitable, 10)
+	members := make([]loom.Waitable, len(ws))
+	for i := range ws {
+		ws[i] = &countingWaitable{ch: make(chan struct{})}
+		members[i] = ws[i]
+	}
+	resumed := false
+	l.StartCoroutine(func(y func(loom.Instruction) bool) { resumed = y(loom.WaitAll(members...)) })
+	for i := range ws {
+		update(t, l)
+		close(ws[i].ch)
+		update(t, l)
+	}
+	update(t, l)
+	if !resumed {
+		t.Fatal("the WaitAll did not resume")
+	}
+	for i, w := range ws {
+		if w.calls != 1 {
+			t.Errorf("member %d: Done called %d times over the wait; want once", i, w.calls)
+		}
+	}
+}
+
+// countingWaitable is a Waitable that counts the calls of its Done.
+type countingWaitable struct {
+	ch    chan struct{}
+	calls int
+}
+
+func (w *countingWaitable) Done() <-chan struct{} { w.calls++; return w.ch }
+
 // TestWaitAllOfCoroutines: a WaitAll of coroutines of the same loom
 // resumes in the pass in which the last of them ends.
 func TestWaitAllOfCoroutines(t *testing.T) {
