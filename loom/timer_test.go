@@ -387,7 +387,8 @@ func TestZeroTimerPanics(t *testing.T) {
 type refTimer struct {
 	due     time.Duration
 	seq     int
-	waiting bool
+	waiting bool // set only by timerModel.wait
+	at      int  // its index in timerModel.waiting while it waits
 	scaled  bool
 	act     int // 0: note its run; 1: stop its target; 2: reset its target by d
 	target  int
@@ -412,12 +413,33 @@ type timerModel struct {
 	ref    []refTimer // by index: copies of refTimer cost the race detector a range check each
 	now    time.Duration
 	seq    int
+	// waiting holds the indices in ref of the waiting timers, in no order,
+	// so that a frame looks at those alone, not at every timer ever made.
+	waiting []int
 }
 
-// add records the timer tm, just scheduled as r.
+// wait marks timer k of the reference as waiting, or not.
+func (m *timerModel) wait(k int, waiting bool) {
+	r := &m.ref[k]
+	if r.waiting == waiting {
+		return
+	}
+	r.waiting = waiting
+	if waiting {
+		r.at = len(m.waiting)
+		m.waiting = append(m.waiting, k)
+		return
+	}
+	last := m.waiting[len(m.waiting)-1]
+	m.waiting[r.at], m.ref[last].at = last, r.at
+	m.waiting = m.waiting[:len(m.waiting)-1]
+}
+
+// add records the timer tm, just scheduled as r, which waits.
 func (m *timerModel) add(tm *loom.Timer, r refTimer) {
 	m.timers = append(m.timers, tm)
 	m.ref = append(m.ref, r)
+	m.wait(len(m.ref)-1, true)
 }
 
 // stop stops timer k between frames, as operation op, checking what Stop
@@ -426,7 +448,7 @@ func (m *timerModel) stop(op, k int) {
 	if got, want := m.timers[k].Stop(), m.ref[k].waiting; got != want {
 		m.t.Fatalf("op %d: Stop(timer %d) = %v; want %v", op, k, got, want)
 	}
-	m.ref[k].waiting = false
+	m.wait(k, false)
 }
 
 // reset resets timer k by d between frames, as operation op, checking what
@@ -436,8 +458,8 @@ func (m *timerModel) reset(op, k int, d time.Duration) {
 		m.t.Fatalf("op %d: Reset(timer %d) = %v; want %v", op, k, got, want)
 	}
 	m.seq++
-	r := &m.ref[k]
-	r.due, r.seq, r.waiting = m.now+d, m.seq, true
+	m.ref[k].due, m.ref[k].seq = m.now+d, m.seq
+	m.wait(k, true)
 }
 
 // checkTimers runs random PostAfter, Stop, Reset and frame operations on a
@@ -454,7 +476,7 @@ func checkTimers(t *testing.T, ops []byte) {
 			k := len(m.timers)
 			d := time.Duration(arg%32) * time.Millisecond
 			m.seq++
-			m.add(l.PostAfter(d, func() { ran = append(ran, k) }), refTimer{due: m.now + d, seq: m.seq, waiting: true})
+			m.add(l.PostAfter(d, func() { ran = append(ran, k) }), refTimer{due: m.now + d, seq: m.seq})
 		case 2:
 			if len(m.timers) > 0 {
 				m.stop(i, arg%len(m.timers))
@@ -466,8 +488,8 @@ func checkTimers(t *testing.T, ops []byte) {
 		case 4: // frame
 			m.now += time.Duration(arg%8) * time.Millisecond
 			var want []int
-			for k := range m.ref {
-				if r := &m.ref[k]; r.waiting && r.due <= m.now {
+			for _, k := range m.waiting {
+				if m.ref[k].due <= m.now {
 					want = append(want, k)
 				}
 			}
@@ -475,7 +497,7 @@ func checkTimers(t *testing.T, ops []byte) {
 				return cmp.Or(cmp.Compare(m.ref[a].due, m.ref[b].due), cmp.Compare(m.ref[a].seq, m.ref[b].seq))
 			})
 			for _, k := range want {
-				m.ref[k].waiting = false
+				m.wait(k, false)
 			}
 			ran = ran[:0]
 			l.UpdateDelta(time.Duration(arg%8) * time.Millisecond)
@@ -545,7 +567,7 @@ func checkTimersInFrame(t *testing.T, ops []byte) {
 			k := len(m.timers)
 			m.seq++
 			r := refTimer{
-				due: m.now + time.Duration(a%16)*time.Millisecond, seq: m.seq, waiting: true,
+				due: m.now + time.Duration(a%16)*time.Millisecond, seq: m.seq,
 				scaled: op == 1, act: b % 3, target: (b / 3) % (k + 1), d: time.Duration(a%5) * time.Millisecond,
 			}
 			post := l.PostAfter
@@ -578,15 +600,15 @@ func checkTimersInFrame(t *testing.T, ops []byte) {
 			var want []did
 			for len(want) < budget {
 				k := -1
-				for j := range m.ref {
-					if r := &m.ref[j]; r.waiting && r.due <= m.now && r.seq <= lastSeq && (k < 0 || r.before(&m.ref[k])) {
+				for _, j := range m.waiting {
+					if r := &m.ref[j]; r.due <= m.now && r.seq <= lastSeq && (k < 0 || r.before(&m.ref[k])) {
 						k = j
 					}
 				}
 				if k < 0 {
 					break
 				}
-				m.ref[k].waiting = false
+				m.wait(k, false)
 				r := &m.ref[k]
 				target := &m.ref[r.target]
 				switch r.act {
@@ -594,11 +616,12 @@ func checkTimersInFrame(t *testing.T, ops []byte) {
 					want = append(want, did{k: k})
 				case 1:
 					want = append(want, did{k, 1, r.target, target.waiting})
-					target.waiting = false
+					m.wait(r.target, false)
 				case 2:
 					want = append(want, did{k, 2, r.target, target.waiting})
 					m.seq++
-					target.due, target.seq, target.waiting = m.now+r.d, m.seq, true
+					target.due, target.seq = m.now+r.d, m.seq
+					m.wait(r.target, true)
 				}
 			}
 			ran = ran[:0]
