@@ -2,7 +2,9 @@ package loom_test
 
 import (
 	"context"
+	"expvar"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -95,6 +97,24 @@ func ExampleLoom_RunAsync() {
 	l.WaitBackground(context.Background())
 	l.Update()
 	// Output: sum 5050
+}
+
+// A frame observer publishes frame statistics through expvar, where a
+// metrics scraper finds them.
+func ExampleWithFrameObserver() {
+	frames := expvar.NewMap("loom_example")
+	l := loom.New(loom.ManualClock(), loom.WithName("game"), loom.WithFrameObserver(func(fs loom.FrameStats) {
+		frames.Add("frames", 1)
+		frames.Add("actions", int64(fs.Actions))
+		frames.Add("carried_over", int64(fs.CarriedOver))
+	}))
+	defer l.Close()
+	for range 3 {
+		l.Post(func() {})
+		l.UpdateDelta(time.Second / 60)
+	}
+	fmt.Println(strings.ReplaceAll(frames.String(), " ", ""))
+	// Output: {"actions":3,"carried_over":0,"frames":3}
 }
 
 // A loop that sleeps between frames asks Idle how long it may sleep, and

@@ -40,6 +40,7 @@ import (
 // runs at a time: Update panics when called while a frame runs, from inside
 // it or from another goroutine. After Close, Update does nothing.
 func (l *Loom) Update() {
+	l.mustBeMade()
 	if l.manual {
 		panic("loom: Update called on a loom with a manual clock; use UpdateDelta")
 	}
@@ -51,6 +52,7 @@ func (l *Loom) Update() {
 // the clock's range (math.MaxInt64 nanoseconds) if that is past it. UpdateDelta
 // panics if dt < 0, or if l reads the real clock.
 func (l *Loom) UpdateDelta(dt time.Duration) {
+	l.mustBeMade()
 	if !l.manual {
 		panic("loom: UpdateDelta called on a loom with the real clock; make it with ManualClock")
 	}

@@ -1,7 +1,6 @@
 package loom
 
 import (
-	"context"
 	"fmt"
 	"time"
 )
@@ -177,131 +176,6 @@ func WaitCustom(w KeepWaiter) Instruction {
 	return Instruction{kind: waitCustom, ref: w}
 }
 
-// WaitAll resumes the coroutine in the first frame, from the next one on, in
-// which every one of ws is done (their Done channels are closed): a frame in
-// all, however many there are, not a frame for each, as a loop of WaitFor
-// would take. It costs one allocation when it is made, none when yielded
-// (TestWaitAllAllocatesOnlyWhenMade), and a look at each member once over
-// the whole wait. Await(ctx, ws...)
-// then returns at once with the error of the first member, in the order
-// given, that failed.
-func WaitAll(ws ...Waitable) Instruction {
-	return Instruction{kind: waitAll, ref: newMulti("WaitAll", ws)}
-}
-
-// WaitAny resumes the coroutine in the first frame, from the next one on, in
-// which at least one of ws is done. FirstDone then tells which. With no
-// member, it resumes in the next frame. A wait bounded by a duration is a
-// WaitAny with a Timer of a nil function: Loom.PostAfterScaled(d, nil) on
-// scaled time, or Loom.PostAfter(d, nil) on unscaled time.
-func WaitAny(ws ...Waitable) Instruction {
-	return Instruction{kind: waitAny, ref: newMulti("WaitAny", ws)}
-}
-
-// FirstDone returns the index of the first of ws, in the order given, that is
-// done, or -1 if none is. It does not block.
-//
-// Called by a coroutine as it resumes from a WaitAny of the same members, it
-// names the first member done in the frame in which the coroutine resumed,
-// and the functions that member posted to the loom before it was done have
-// run: a wait held for the posts of a member (see WaitFor) is held, when a
-// member before it in order ends meanwhile, for that one's posts too. Only a
-// member that ends on another goroutine while the coroutine resumes can come
-// before it, its posts not run yet.
-func FirstDone(ws ...Waitable) int {
-	mustWaitables("FirstDone", ws)
-	for i, w := range ws {
-		select {
-		case <-w.Done():
-			return i
-		default:
-		}
-	}
-	return -1
-}
-
-// firstErr returns the error of the first of ws, in the order given, that is
-// done with an error, or nil. A member reports its error through an Err
-// method, as a *Coroutine and a taskqueue.Handle do; members without one
-// count as succeeded. It does not block.
-func firstErr(ws ...Waitable) error {
-	for _, w := range ws {
-		e, ok := w.(interface{ Err() error })
-		if !ok {
-			continue
-		}
-		select {
-		case <-w.Done():
-			if err := e.Err(); err != nil {
-				return err
-			}
-		default:
-		}
-	}
-	return nil
-}
-
-// multi is the state of a WaitAll or WaitAny.
-type multi struct {
-	ws    []Waitable
-	chans []<-chan struct{} // the members' Done channels, read when first yielded
-	next  int               // WaitAll: the members before next are done
-	first int               // WaitAny: the first member, in order, done at the latest look; -1 if none
-}
-
-func newMulti(call string, ws []Waitable) *multi {
-	mustWaitables(call, ws)
-	return &multi{ws: ws}
-}
-
-// mustWaitables panics, naming call, if a member of ws is nil, or a nil
-// *Coroutine or *Task, which could never end.
-func mustWaitables(call string, ws []Waitable) {
-	for i, w := range ws {
-		if w == nil {
-			panic(fmt.Sprintf("loom: %s with a nil member at index %d", call, i))
-		}
-		if c, ok := w.(ofLoom); ok && c.coroutine() == nil {
-			panic(fmt.Sprintf("loom: %s with a nil %T at index %d", call, w, i))
-		}
-	}
-}
-
-// ready reports whether the wait of kind is over. The first call reads the
-// members' Done channels, which may panic; the loom's caller protects it.
-func (m *multi) ready(kind waitKind) bool {
-	if m.chans == nil {
-		m.chans = make([]<-chan struct{}, len(m.ws))
-		for i, w := range m.ws {
-			m.chans[i] = w.Done()
-		}
-	}
-	if kind == waitAll {
-		for ; m.next < len(m.chans); m.next++ {
-			select {
-			case <-m.chans[m.next]:
-			default:
-				return false
-			}
-		}
-		return true
-	}
-	if len(m.chans) == 0 {
-		m.first = -1
-		return true
-	}
-	for i, ch := range m.chans {
-		select {
-		case <-ch:
-			m.first = i
-			return true
-		default:
-		}
-	}
-	m.first = -1
-	return false
-}
-
 // describe describes the wait, for CoroutineInfo.
 func (in Instruction) describe() string {
 	switch in.kind {
@@ -332,24 +206,6 @@ func (in Instruction) describe() string {
 		return "WaitForEndOfFrame"
 	}
 	return "NextFrame"
-}
-
-// Await blocks until every one of ws is done, or until ctx is done, and
-// returns the error of the first of ws, in the order given, that failed, or
-// ctx.Err(). It is the goroutine side of WaitAll,
-// for code off the loom's goroutine that waits on a mix of coroutines, loom
-// tasks and queue handles; the loom's own goroutine must not block on its
-// coroutines, which only its frames move.
-func Await(ctx context.Context, ws ...Waitable) error {
-	mustWaitables("Await", ws)
-	for _, w := range ws {
-		select {
-		case <-w.Done():
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
-	return firstErr(ws...)
 }
 
 func nop() {}

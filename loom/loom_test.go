@@ -1,7 +1,6 @@
 package loom_test
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"runtime"
@@ -13,490 +12,288 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/taskqueue-go/taskqueue/internal/testkit"
 	"github.com/taskqueue-go/taskqueue/loom"
 )
 
-// recorder collects names from actions, safe for concurrent use.
-type recorder struct {
-	mu  sync.Mutex
-	got []string
-}
-
-func (r *recorder) add(s string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.got = append(r.got, s)
-}
-
-func (r *recorder) note(s string) func() { return func() { r.add(s) } }
-
-func (r *recorder) take() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	g := r.got
-	r.got = nil
-	return g
-}
-
-func (r *recorder) expect(t *testing.T, when string, want ...string) {
-	t.Helper()
-	if got := r.take(); !slices.Equal(got, want) {
-		t.Errorf("%s: ran %v; want %v", when, got, want)
+// TestPostersAndFramesStress has posters post numbered actions (some of a
+// scope, some panicking) while a loop runs frames as it is woken, under a
+// budget, in rounds: each time the posters are done and the loop sleeps,
+// every action posted has run exactly once, and each poster's in the order
+// it posted them. A lost wake-up shows as a loop asleep with actions queued.
+func TestPostersAndFramesStress(t *testing.T) {
+	const posters = 8
+	perPoster := 20_000
+	if testing.Short() {
+		perPoster = 2_000
 	}
-}
-
-// panics collects what a loom's panic handler receives.
-type panics struct {
-	mu  sync.Mutex
-	got []*loom.PanicError
-}
-
-func (p *panics) option() loom.Option {
-	return loom.WithPanicHandler(func(e *loom.PanicError) {
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		p.got = append(p.got, e)
-	})
-}
-
-func (p *panics) take() []*loom.PanicError {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	g := p.got
-	p.got = nil
-	return g
-}
-
-func panicMessage(f func()) (msg string) {
-	defer func() {
-		if v := recover(); v != nil {
-			msg = fmt.Sprint(v)
-		}
-	}()
-	f()
-	return ""
-}
-
-// TestFrameOrder checks the order of a frame: posted actions in FIFO order,
-// then delayed actions in due order (FIFO among equals), and that work posted
-// during a frame waits for the next one.
-func TestFrameOrder(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		l := loom.New()
-		var r recorder
-		l.PostAfter(2*time.Second, r.note("delayed 2s"))
-		l.PostAfter(time.Second, r.note("delayed 1s a"))
-		l.PostAfter(time.Second, r.note("delayed 1s b"))
-		l.Post(r.note("action 1"))
-		l.Post(func() {
-			r.add("action 2")
-			l.Post(r.note("posted during the frame"))
-			l.PostAfter(0, r.note("delayed 0 during the frame"))
-		})
-		time.Sleep(2 * time.Second)
-		l.Update()
-		r.expect(t, "frame 1", "action 1", "action 2", "delayed 1s a", "delayed 1s b", "delayed 2s")
-		l.Update()
-		r.expect(t, "frame 2", "posted during the frame", "delayed 0 during the frame")
-		if l.Frame() != 2 {
-			t.Errorf("Frame() = %d; want 2", l.Frame())
-		}
-	})
-}
-
-func TestDelayedNeverEarly(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		l := loom.New()
-		var r recorder
-		l.PostAfter(time.Second, r.note("due"))
-		l.PostAfter(3*time.Second, r.note("at"))
-		time.Sleep(time.Second - time.Nanosecond)
-		l.Update()
-		r.expect(t, "1ns early")
-		time.Sleep(time.Nanosecond)
-		l.Update()
-		r.expect(t, "on time", "due")
-		time.Sleep(2*time.Second - time.Nanosecond)
-		l.Update()
-		r.expect(t, "1ns before the instant")
-		time.Sleep(time.Nanosecond)
-		l.Update()
-		r.expect(t, "at the instant", "at")
-	})
-}
-
-// TestUpdateDelta drives the clock by hand: delays count on the game's clock,
-// not the real one.
-func TestUpdateDelta(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		l := loom.New(loom.ManualClock())
-		var r recorder
-		l.PostAfter(100*time.Millisecond, r.note("100ms"))
-		for i := range 3 {
-			l.UpdateDelta(40 * time.Millisecond)
-			if i < 2 {
-				r.expect(t, fmt.Sprintf("frame %d", i+1))
-			}
-		}
-		r.expect(t, "frame 3 (120ms)", "100ms")
-		time.Sleep(time.Hour) // the real clock does not matter
-		l.UpdateDelta(0)
-		if got := l.UnscaledTime(); got != 120*time.Millisecond {
-			t.Errorf("UnscaledTime() = %v; want 120ms", got)
-		}
-		l.PostAfter(10*time.Millisecond, r.note("10ms after the latest frame"))
-		l.UpdateDelta(9 * time.Millisecond)
-		r.expect(t, "9ms later")
-		l.UpdateDelta(time.Millisecond)
-		r.expect(t, "10ms later", "10ms after the latest frame")
-		if got := panicMessage(func() { l.UpdateDelta(-1) }); got != "loom: UpdateDelta(-1ns): negative delta" {
-			t.Errorf("UpdateDelta(-1) panicked with %q", got)
-		}
-		if got := panicMessage(l.Update); got != "loom: Update called on a loom with a manual clock; use UpdateDelta" {
-			t.Errorf("Update on a manual loom panicked with %q", got)
-		}
-		if got := panicMessage(func() { loom.New().UpdateDelta(0) }); got != "loom: UpdateDelta called on a loom with the real clock; make it with ManualClock" {
-			t.Errorf("UpdateDelta on a real-clock loom panicked with %q", got)
-		}
-	})
-}
-
-func TestTimeScale(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		l := loom.New(loom.ManualClock())
-		l.UpdateDelta(time.Second)
-		l.SetTimeScale(0.5)
-		l.UpdateDelta(time.Second)
-		if l.Time() != 1500*time.Millisecond || l.UnscaledTime() != 2*time.Second {
-			t.Errorf("Time() = %v, UnscaledTime() = %v; want 1.5s, 2s", l.Time(), l.UnscaledTime())
-		}
-		if l.DeltaTime() != 500*time.Millisecond || l.UnscaledDeltaTime() != time.Second {
-			t.Errorf("DeltaTime() = %v, UnscaledDeltaTime() = %v; want 500ms, 1s", l.DeltaTime(), l.UnscaledDeltaTime())
-		}
-		l.SetTimeScale(0)
-		var r recorder
-		l.PostAfter(time.Second, r.note("timers use unscaled time"))
-		l.UpdateDelta(time.Second)
-		r.expect(t, "paused", "timers use unscaled time")
-		if l.Time() != 1500*time.Millisecond {
-			t.Errorf("Time() = %v while paused; want 1.5s", l.Time())
-		}
-		for _, s := range []float64{-1, 1 / zero(), zero() / zero()} {
-			if got := panicMessage(func() { l.SetTimeScale(s) }); !strings.HasPrefix(got, "loom: SetTimeScale") {
-				t.Errorf("SetTimeScale(%v) panicked with %q", s, got)
-			}
-		}
-	})
-}
-
-func zero() float64 { return 0 }
-
-func TestTimerStopAndReset(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		l := loom.New()
-		var r recorder
-		a := l.PostAfter(time.Second, r.note("a"))
-		if !a.Stop() || a.Stop() {
-			t.Error("Stop, Stop = want true, false")
-		}
-		b := l.PostAfter(time.Second, r.note("b"))
-		if !b.Reset(3 * time.Second) {
-			t.Error("Reset of a waiting timer = false; want true")
-		}
-		time.Sleep(2 * time.Second)
-		l.Update()
-		r.expect(t, "at 2s")
-		time.Sleep(time.Second)
-		l.Update()
-		r.expect(t, "at 3s", "b")
-		if b.Reset(time.Second) {
-			t.Error("Reset of a fired timer = true; want false")
-		}
-		time.Sleep(time.Second)
-		l.Update()
-		r.expect(t, "reset after firing", "b")
-
-		// A timer that stops a later one in the same frame wins.
-		var c *loom.Timer
-		l.PostAfter(time.Second, func() { r.add("stopper"); c.Stop() })
-		c = l.PostAfter(time.Second, r.note("c"))
-		time.Sleep(time.Second)
-		l.Update()
-		r.expect(t, "stop within a frame", "stopper")
-
-		// A timer that re-arms itself runs once per frame at most.
-		n := 0
-		var tick *loom.Timer
-		tick = l.PostAfter(0, func() { n++; tick.Reset(0) })
-		for range 3 {
-			l.Update()
-		}
-		if n != 3 {
-			t.Errorf("self-resetting timer ran %d times in 3 frames; want 3", n)
-		}
-		tick.Stop()
-	})
-}
-
-func TestBudgetCarriesOverInOrder(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		l := loom.New(loom.WithBudget(3, 0))
-		var r recorder
-		for i := range 5 {
-			l.Post(r.note(fmt.Sprint("a", i)))
-		}
-		for i := range 4 {
-			l.PostAfter(0, r.note(fmt.Sprint("d", i)))
-		}
-		l.Update()
-		// Each phase has its own budget: the flood of posts does not hold
-		// the timers back, nor the other way round.
-		r.expect(t, "frame 1", "a0", "a1", "a2", "d0", "d1", "d2")
-		l.Post(r.note("late"))
-		if i := l.Idle(); !i.Now {
-			t.Errorf("Idle() = %+v with actions carried over; want Now", i)
-		}
-		l.Update()
-		r.expect(t, "frame 2", "a3", "a4", "late", "d3")
-
-		// A time budget stops the frame once spent.
-		l.Configure(loom.WithBudget(0, 10*time.Millisecond))
-		for i := range 4 {
-			l.Post(func() { r.add(fmt.Sprint("slow", i)); time.Sleep(6 * time.Millisecond) })
-		}
-		l.Update()
-		r.expect(t, "time budget", "slow0", "slow1")
-		l.Update()
-		r.expect(t, "next frame", "slow2", "slow3")
-	})
-}
-
-func TestPanicInActionIsReportedAndFrameGoesOn(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		var p panics
-		l := loom.New(p.option())
-		var r recorder
-		l.Post(func() { panic("boom") })
-		l.Post(r.note("after the panic"))
-		l.PostAfter(0, func() { panic(fmt.Errorf("delayed boom")) })
-		l.PostAfter(0, r.note("delayed after the panic"))
-		l.Update()
-		r.expect(t, "frame", "after the panic", "delayed after the panic")
-		got := p.take()
-		if len(got) != 2 || got[0].Value != "boom" || got[1].Error() == "" {
-			t.Fatalf("handler got %v; want the two panics", got)
-		}
-		if !strings.Contains(string(got[0].Stack), "TestPanicInActionIsReportedAndFrameGoesOn") {
-			t.Errorf("stack does not show the action:\n%s", got[0].Stack)
-		}
-	})
-}
-
-func TestUpdateMisusePanics(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		// A loom has no owner: frames may come from one goroutine, then
-		// another, one at a time.
-		l := loom.New()
-		l.Update()
-		done := make(chan string)
-		go func() { done <- panicMessage(l.Update) }()
-		if got := <-done; got != "" {
-			t.Errorf("Update from another goroutine, between frames, panicked: %q", got)
-		}
-	})
-	synctest.Test(t, func(t *testing.T) {
-		l := loom.New()
-		msg := ""
-		l.Post(func() { msg = panicMessage(l.Update) })
-		l.Update()
-		if msg != "loom: Update called while a frame runs: from inside the frame, or from two goroutines at once" {
-			t.Errorf("nested Update panicked with %q", msg)
-		}
-	})
-	synctest.Test(t, func(t *testing.T) {
-		// Two goroutines racing for a frame: one runs it, the other is told.
-		l := loom.New()
-		release := make(chan struct{})
-		l.Post(func() { <-release })
-		msgs := make(chan string, 2)
-		for range 2 {
-			go func() { msgs <- panicMessage(l.Update) }()
-		}
-		synctest.Wait()
-		if got := <-msgs; got != "loom: Update called while a frame runs: from inside the frame, or from two goroutines at once" {
-			t.Errorf("concurrent Update panicked with %q", got)
-		}
-		close(release)
-		if got := <-msgs; got != "" {
-			t.Errorf("the Update that ran the frame panicked with %q", got)
-		}
-	})
-}
-
-func TestClose(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		l := loom.New()
-		var r recorder
-		l.Update()
-		l.Post(r.note("posted before Close"))
-		tm := l.PostAfter(time.Hour, r.note("never"))
-		l.Close()
-		l.Close()
-		r.expect(t, "Close", "posted before Close")
-		if tm.Err() != loom.ErrClosed || tm.Stop() || tm.Reset(time.Second) {
-			t.Errorf("timer after Close: Err %v; want ErrClosed, and Stop and Reset false", tm.Err())
-		}
-		if err := l.Post(func() {}); err != loom.ErrClosed {
-			t.Errorf("Post after Close = %v; want ErrClosed", err)
-		}
-		if err := l.PostAfter(time.Second, func() {}).Err(); err != loom.ErrClosed {
-			t.Errorf("PostAfter after Close: Err() = %v; want ErrClosed", err)
-		}
-		if err := l.RunAsync(func() {}); err != loom.ErrClosed {
-			t.Errorf("RunAsync after Close = %v; want ErrClosed", err)
-		}
-		l.Update() // does nothing
-		if l.Frame() != 1 {
-			t.Errorf("Frame() = %d after Close; want 1", l.Frame())
-		}
-
-		// Close during a frame, from an action: the frame's work goes on,
-		// the loom closes as the frame ends, and posts fail at once.
-		var r2 recorder
-		l2 := loom.New()
-		c := l2.StartCoroutine(func(yield func(loom.Instruction) bool) {
-			defer r2.note("coroutine defer")()
-			for yield(loom.NextFrame()) {
-				r2.note("coroutine resumed")()
-			}
-		})
-		l2.Update()
-		var postErr error
-		l2.Post(func() {
-			l2.Close()
-			postErr = l2.Post(func() {})
-		})
-		l2.Post(r2.note("the next action of the frame"))
-		l2.Update()
-		r2.expect(t, "the closing frame", "the next action of the frame", "coroutine resumed", "coroutine defer")
-		if postErr != loom.ErrClosed || !errors.Is(c.Err(), loom.ErrClosed) {
-			t.Errorf("during the closing frame: Post = %v, the coroutine's Err = %v; want ErrClosed, ErrClosed", postErr, c.Err())
-		}
-		l2.Update() // does nothing
-		if l2.Frame() != 2 {
-			t.Errorf("Frame() = %d after the closing frame; want 2", l2.Frame())
-		}
-	})
-}
-
-func TestScope(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		l := loom.New()
-		var r recorder
+		l, p := testLoom(t, loom.WithBudget(500, 0))
 		s := l.NewScope()
-		s.Post(r.note("scoped action"))
-		s.PostAfter(time.Second, r.note("scoped timer"))
-		at := s.PostAfter(time.Minute, r.note("scoped at"))
-		l.Post(r.note("loom action"))
-		l.PostAfter(time.Second, r.note("loom timer"))
-		l.Update()
-		r.expect(t, "frame 1", "scoped action", "loom action")
-		s.Post(r.note("dropped by Close"))
-		s.Close()
-		if at.Err() != loom.ErrClosed {
-			t.Errorf("Err() = %v; want ErrClosed", at.Err())
+		seen := make([][]int, posters) // written by the actions, on the loop
+		ran := 0
+		record := func(poster, i int) {
+			seen[poster] = append(seen[poster], i)
+			ran++
 		}
-		if err := s.Post(func() {}); err != loom.ErrClosed {
-			t.Errorf("Post on a closed scope = %v; want ErrClosed", err)
+
+		stop := serveOnWake(l, func() {
+			for l.Idle().Now {
+				l.UpdateDelta(time.Millisecond)
+			}
+		})
+
+		// Rounds of posts from every poster at once, each round ending with
+		// the loop asleep, which it must not be with actions queued.
+		const rounds = 10
+		for round := range rounds {
+			var wg sync.WaitGroup
+			for poster := range posters {
+				wg.Go(func() {
+					for i := round * perPoster / rounds; i < (round+1)*perPoster/rounds; i++ {
+						var err error
+						switch {
+						case i%97 == 0:
+							err = l.Post(func() {
+								record(poster, i)
+								panic(i)
+							})
+						case poster%2 == 0:
+							err = s.Post(func() { record(poster, i) })
+						default:
+							err = l.Post(func() { record(poster, i) })
+						}
+						if err != nil {
+							t.Errorf("poster %d: Post(%d) = %v; want nil", poster, i, err)
+							return
+						}
+					}
+				})
+			}
+			wg.Wait()
+			synctest.Wait() // the loop sleeps: it must have run everything
+			if want := posters * (round + 1) * perPoster / rounds; ran != want {
+				t.Errorf("round %d: %d actions ran before the loop slept; want %d: a post or a wake-up was lost", round, ran, want)
+				break
+			}
 		}
-		if err := s.PostAfter(0, func() {}).Err(); err != loom.ErrClosed {
-			t.Errorf("PostAfter on a closed scope: Err() = %v; want ErrClosed", err)
+		stop()
+		for poster, got := range seen {
+			if len(got) != perPoster {
+				t.Errorf("poster %d: %d actions ran; want %d", poster, len(got), perPoster)
+				continue
+			}
+			for i, v := range got {
+				if v != i {
+					t.Errorf("poster %d: action %d ran in place %d", poster, v, i)
+					break
+				}
+			}
 		}
-		time.Sleep(time.Minute)
-		l.Update()
-		r.expect(t, "after Close", "loom timer")
-		if i := l.Idle(); i.Now || i.Timed {
-			t.Errorf("Idle() = %+v; want nothing pending", i)
+		wantPanics := posters * ((perPoster + 96) / 97)
+		if got := len(p.Take()); got != wantPanics {
+			t.Errorf("%d panics reported; want %d", got, wantPanics)
 		}
 	})
 }
 
+// TestWakeOncePerBatch: work that arrives for a loop that may be asleep
+// wakes it, through the wake function and Idle's Wake channel, once per
+// batch: the first post since the last frame began, a delayed action that
+// is now the earliest, a coroutine started from another goroutine.
 func TestWakeOncePerBatch(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var calls atomic.Int32
 		l := loom.New(loom.WithWakeFunc(func() { calls.Add(1) }))
+		defer l.Close()
 		wake := l.Idle().Wake
+		expect := func(when string, want int32) {
+			t.Helper()
+			if got := calls.Load(); got != want {
+				t.Errorf("%s: the wake function ran %d times in all; want %d", when, got, want)
+			}
+			select {
+			case <-wake:
+				if want == 0 {
+					t.Errorf("%s: a value on the wake channel; want none", when)
+				}
+			default:
+			}
+			select {
+			case <-wake:
+				t.Errorf("%s: two values on the wake channel", when)
+			default:
+			}
+		}
 		for range 10 {
 			l.Post(func() {})
 		}
-		if got := calls.Load(); got != 1 {
-			t.Errorf("wake function called %d times for one batch; want 1", got)
-		}
-		select {
-		case <-wake:
-		default:
-			t.Fatal("no value on the wake channel")
-		}
-		select {
-		case <-wake:
-			t.Fatal("two values on the wake channel for one batch")
-		default:
-		}
+		expect("ten posts", 1)
 		l.Update()
-		l.PostAfter(time.Hour, func() {}) // a new earliest timer wakes too
-		if got := calls.Load(); got != 2 {
-			t.Errorf("wake function called %d times; want 2", got)
-		}
-		<-wake
-		l.PostAfter(2*time.Hour, func() {}) // not the earliest: no wake-up
-		if got := calls.Load(); got != 2 {
-			t.Errorf("wake function called %d times; want 2", got)
-		}
+		l.PostAfter(time.Hour, func() {})
+		expect("a new earliest timer", 2)
+		l.PostAfter(2*time.Hour, func() {})
+		expect("a timer that is not the earliest", 2)
 		if i := l.Idle(); i.Now || !i.Timed || i.Delay != time.Hour {
 			t.Errorf("Idle() = %+v; want a timer due in 1h", i)
+		}
+		l.Update()
+		started := make(chan *loom.Coroutine)
+		go func() { started <- l.StartCoroutine(func(func(loom.Instruction) bool) {}) }()
+		c := <-started
+		expect("a coroutine started from another goroutine", 3)
+		l.Update()
+		if !c.IsDone() {
+			t.Error("the coroutine did not run in the frame it woke")
 		}
 	})
 }
 
-func TestRunAsyncIsBoundedAndNeverBlocks(t *testing.T) {
+// TestPanickingWakeFuncGoesToHandler: a panicking wake function runs on
+// the goroutine that posts; the post must not see it, and the handler must.
+func TestPanickingWakeFuncGoesToHandler(t *testing.T) {
+	l, p := testLoom(t, loom.WithWakeFunc(func() { panic("boom in wake") }))
+	ran := false
+	var err error
+	if v := testkit.PanicValue(func() { err = l.Post(func() { ran = true }) }); v != nil || err != nil {
+		t.Fatalf("Post panicked with %v, returned %v; want neither", v, err)
+	}
+	update(t, l)
+	if !ran {
+		t.Error("the posted action did not run")
+	}
+	if got := p.Take(); len(got) != 1 || !strings.Contains(got[0].Error(), "boom in wake") {
+		t.Errorf("handler got %v, want the wake function's panic", got)
+	}
+}
+
+// TestClose: Close runs the actions already posted, completes the waiting
+// timers with ErrClosed, stops every coroutine with ErrClosed, whatever it
+// waits for, its defers run (one that has not begun never does), and is
+// idempotent; from then on posts, timers, scopes, coroutines and background
+// functions are refused with ErrClosed, and Update does nothing.
+func TestClose(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var p panics
-		l := loom.New(p.option())
-		var running, peak atomic.Int32
-		gate := make(chan struct{})
-		for range 20 {
-			if err := l.RunAsync(func() {
-				n := running.Add(1)
-				for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
+		l := loom.New(loom.WithFixedStep(time.Hour, nil))
+		var r recorder
+		never := func() bool { return false }
+		waits := []loom.Instruction{
+			loom.NextFrame(), loom.WaitForSeconds(time.Hour), loom.WaitForSecondsRealtime(time.Hour),
+			loom.WaitForFrames(100), loom.WaitUntil(never), loom.WaitWhile(func() bool { return true }),
+			loom.WaitCustom(&keepWaiter{n: 1 << 30}), loom.WaitFor(make(waitable)),
+			loom.WaitAll(make(waitable)), loom.WaitAny(make(waitable)),
+			loom.WaitForFixedUpdate(), loom.WaitForEndOfFrame(),
+		}
+		var cs []*loom.Coroutine
+		var wantDefers []string
+		for i, w := range waits {
+			cs = append(cs, l.StartCoroutine(func(yield func(loom.Instruction) bool) {
+				defer r.add(fmt.Sprint("defer ", i))
+				for yield(w) {
 				}
-				<-gate
-				running.Add(-1)
-			}); err != nil {
-				t.Fatal(err)
+			}))
+			wantDefers = append(wantDefers, fmt.Sprint("defer ", i))
+		}
+		parent := l.StartCoroutine(func(yield func(loom.Instruction) bool) { yield(loom.WaitFor(cs[0])) })
+		l.Update() // they begin and wait
+		queued := make(chan *loom.Coroutine)
+		go func() { queued <- l.StartCoroutine(func(func(loom.Instruction) bool) { r.add("never begins") }) }()
+		q := <-queued
+		l.Post(r.note("posted before Close"))
+		tm := l.PostAfter(time.Hour, r.note("never runs"))
+		l.Close()
+		l.Close()
+		got := r.take()
+		if len(got) == 0 || got[0] != "posted before Close" {
+			t.Fatalf("Close ran %q; want the posted action first", got)
+		}
+		slices.Sort(got[1:])
+		slices.Sort(wantDefers)
+		if !slices.Equal(got[1:], wantDefers) {
+			t.Errorf("Close ran the defers %q; want %q", got[1:], wantDefers)
+		}
+		for i, c := range append(cs, parent, q) {
+			if !c.IsDone() || !errors.Is(c.Err(), loom.ErrClosed) {
+				t.Errorf("coroutine %d after Close: done %v, Err() = %v; want ErrClosed", i, c.IsDone(), c.Err())
 			}
 		}
-		synctest.Wait()
-		if got := running.Load(); got != 8 {
-			t.Errorf("%d background functions run at once; want 8", got)
+		if !tm.IsDone() || tm.Err() != loom.ErrClosed || tm.Stop() || tm.Reset(time.Second) {
+			t.Errorf("timer after Close: done %v, Err %v; want done, ErrClosed, and Stop and Reset false", tm.IsDone(), tm.Err())
 		}
-		l.RunAsync(func() { panic("in the background") })
-		close(gate)
-		if err := l.WaitBackground(t.Context()); err != nil {
-			t.Fatal(err)
+		for name, err := range map[string]error{
+			"Post":                  l.Post(r.note("never")),
+			"PostAfter":             l.PostAfter(time.Second, nil).Err(),
+			"PostAfterScaled":       l.PostAfterScaled(time.Second, nil).Err(),
+			"RunAsync":              l.RunAsync(func() {}),
+			"StartCoroutine":        l.StartCoroutine(func(func(loom.Instruction) bool) { r.add("never") }).Err(),
+			"NewScope, then Post":   l.NewScope().Post(r.note("never")),
+			"StartTask":             loom.StartTask(l, func(func(loom.Instruction) bool) (int, error) { return 1, nil }).Err(),
+			"StartCoroutineContext": l.StartCoroutineContext(t.Context(), func(func(loom.Instruction) bool) {}).Err(),
+		} {
+			if err != loom.ErrClosed {
+				t.Errorf("%s after Close: %v; want ErrClosed", name, err)
+			}
 		}
-		if got := peak.Load(); got != 8 {
-			t.Errorf("peak %d; want 8", got)
+		l.Update() // does nothing
+		l.EndFrame()
+		r.expect(t, "after Close")
+		if l.Frame() != 1 {
+			t.Errorf("Frame() = %d after Close; want 1", l.Frame())
 		}
-		if got := p.take(); len(got) != 1 || got[0].Value != "in the background" {
-			t.Errorf("handler got %v", got)
-		}
-		l2 := loom.New(loom.WithBackgroundLimit(2))
-		l2.RunAsync(func() {})
-		if got := panicMessage(func() { l2.Configure(loom.WithBackgroundLimit(3)) }); got != "loom: WithBackgroundLimit given to Configure after the first RunAsync" {
-			t.Errorf("late WithBackgroundLimit panicked with %q", got)
-		}
-		l2.WaitBackground(t.Context())
 	})
+}
+
+// TestCloseDuringFrame: Close called during a frame, from an action, a
+// coroutine or another goroutine, takes effect as the frame ends, the
+// frame's own work done; posts fail from the moment it is called.
+func TestCloseDuringFrame(t *testing.T) {
+	for _, from := range []string{"an action", "a coroutine", "another goroutine"} {
+		t.Run(from, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				l := loom.New(loom.ManualClock())
+				var r recorder
+				var postErr error
+				closeNow := func() {
+					l.Close()
+					postErr = l.Post(r.note("posted after Close"))
+				}
+				c := l.StartCoroutine(func(yield func(loom.Instruction) bool) {
+					defer r.add("coroutine defer")
+					for yield(loom.NextFrame()) {
+						r.add("coroutine resumed")
+					}
+				})
+				l.UpdateDelta(time.Millisecond) // it begins
+				switch from {
+				case "an action":
+					l.Post(closeNow)
+				case "a coroutine":
+					l.StartCoroutine(func(yield func(loom.Instruction) bool) {
+						closeNow()
+						yield(loom.NextFrame())
+					})
+				case "another goroutine":
+					inFrame, release := make(chan struct{}), make(chan struct{})
+					l.Post(func() { close(inFrame); <-release })
+					go func() {
+						<-inFrame
+						closeNow()
+						close(release)
+					}()
+				}
+				l.Post(r.note("the next action of the frame"))
+				l.UpdateDelta(time.Millisecond)
+				r.expect(t, "the closing frame", "the next action of the frame", "coroutine resumed", "coroutine defer")
+				if postErr != loom.ErrClosed || !errors.Is(c.Err(), loom.ErrClosed) {
+					t.Errorf("Post after Close = %v, the coroutine's Err() = %v; want ErrClosed, ErrClosed", postErr, c.Err())
+				}
+				l.UpdateDelta(time.Millisecond) // does nothing
+				if l.Frame() != 2 {
+					t.Errorf("Frame() = %d after the closing frame; want 2", l.Frame())
+				}
+			})
+		})
+	}
 }
 
 // TestRenderGoroutine runs a loom on a goroutine locked to its own OS thread,
@@ -534,70 +331,73 @@ func TestRenderGoroutine(t *testing.T) {
 	})
 }
 
-func TestOptionPanics(t *testing.T) {
-	l := loom.New()
-	for _, c := range []struct {
-		f    func()
-		want string
-	}{
-		{func() { loom.WithPanicHandler(nil) }, "loom: WithPanicHandler(nil)"},
-		{func() { loom.WithBudget(-1, 0) }, "loom: WithBudget(-1, 0s): limits must not be negative"},
-		{func() { loom.WithBackgroundLimit(0) }, "loom: WithBackgroundLimit(0): limit must be positive"},
-		{func() { l.Post(nil) }, "loom: Post(nil)"},
-		{func() { l.RunAsync(nil) }, "loom: RunAsync(nil)"},
-	} {
-		if got := panicMessage(c.f); got != c.want {
-			t.Errorf("panicked with %q; want %q", got, c.want)
-		}
-	}
-}
-
-func TestWaitBackgroundWithoutRunner(t *testing.T) {
-	if err := loom.New().WaitBackground(context.Background()); err != nil {
-		t.Errorf("WaitBackground = %v; want nil", err)
-	}
-}
-
-// TestZeroValuesPanicWithAMessage: the zero Loom, Scope and Timer are not
-// usable, as documented, and say which constructor makes them.
-func TestZeroValuesPanicWithAMessage(t *testing.T) {
-	var l loom.Loom
-	var s loom.Scope
-	var tm loom.Timer
-	for _, c := range []struct {
-		f    func()
-		want string
-	}{
-		{func() { s.Post(func() {}) }, "loom: use of a zero Scope; make one with Loom.NewScope"},
-		{func() { s.Close() }, "loom: use of a zero Scope; make one with Loom.NewScope"},
-		{func() { tm.Stop() }, "loom: use of a zero Timer; timers are made by PostAfter and PostAfterScaled"},
-		{func() { tm.IsDone() }, "loom: use of a zero Timer; timers are made by PostAfter and PostAfterScaled"},
-	} {
-		if got := panicMessage(c.f); got != c.want {
-			t.Errorf("panicked with %q; want %q", got, c.want)
-		}
-	}
-	if got := panicMessage(func() { l.Post(func() {}) }); !strings.Contains(got, "zero Loom") {
-		t.Errorf("Post on the zero Loom panicked with %q; want a message about the zero Loom", got)
-	}
-}
-
-// TestZeroLoomPanicsEverywhere: every method of the zero Loom that does work
-// panics with the same message, as documented.
-func TestZeroLoomPanicsEverywhere(t *testing.T) {
+// TestZeroLoomPanics: every method of the zero Loom that does work panics
+// with the same message, which says how to make one, rather than a nil
+// dereference deep inside; its clocks read zero.
+func TestZeroLoomPanics(t *testing.T) {
 	var l loom.Loom
 	const want = "loom: use of a zero Loom; make one with New"
-	for name, f := range map[string]func(){
-		"PostAfter":       func() { l.PostAfter(time.Second, nil) },
-		"PostAfterScaled": func() { l.PostAfterScaled(time.Second, nil) },
-		"Idle":            func() { l.Idle() },
-		"NewScope":        func() { l.NewScope() },
-		"RunAsync":        func() { l.RunAsync(func() {}) },
-		"SetTimeScale":    func() { l.SetTimeScale(1) },
-		"Configure":       func() { l.Configure() },
-	} {
-		if got := panicMessage(f); got != want {
-			t.Errorf("%s on the zero Loom panicked with %q; want %q", name, got, want)
-		}
+	body := func(func(loom.Instruction) bool) {}
+	checkMisuse(t,
+		misuse{func() { l.Post(func() {}) }, want},
+		misuse{func() { l.PostAfter(time.Second, nil) }, want},
+		misuse{func() { l.PostAfterScaled(time.Second, nil) }, want},
+		misuse{func() { l.Update() }, want},
+		misuse{func() { l.UpdateDelta(time.Millisecond) }, want},
+		misuse{func() { l.EndFrame() }, want},
+		misuse{func() { l.Close() }, want},
+		misuse{func() { l.Idle() }, want},
+		misuse{func() { l.NewScope() }, want},
+		misuse{func() { l.RunAsync(func() {}) }, want},
+		misuse{func() { l.WaitBackground(t.Context()) }, want},
+		misuse{func() { l.SetTimeScale(1) }, want},
+		misuse{func() { l.Configure() }, want},
+		misuse{func() { l.StartCoroutine(body) }, want},
+		misuse{func() { l.StartCoroutineContext(t.Context(), body) }, want},
+		misuse{func() { l.StopAllCoroutines() }, want},
+		misuse{func() { l.Coroutines() }, want},
+	)
+	if l.Frame() != 0 || l.Time() != 0 || l.UnscaledTime() != 0 || l.DeltaTime() != 0 || l.UnscaledDeltaTime() != 0 {
+		t.Error("the zero Loom's clocks do not read zero")
 	}
+}
+
+// TestPostMisuse: Post of a nil function panics, naming the call, from
+// the Loom as from a Scope.
+func TestPostMisuse(t *testing.T) {
+	l, _ := testLoom(t)
+	checkMisuse(t,
+		misuse{func() { l.Post(nil) }, "loom: Post(nil)"},
+		misuse{func() { l.NewScope().Post(nil) }, "loom: Post(nil)"},
+	)
+}
+
+// BenchmarkPost measures posting an action: from one goroutine, with a frame
+// now and then; and from many goroutines at once while a frame goroutine
+// runs frames back to back.
+func BenchmarkPost(b *testing.B) {
+	f := func() {}
+	b.Run("posters=1", func(b *testing.B) {
+		b.ReportAllocs()
+		l := loom.New()
+		for i := 1; b.Loop(); i++ {
+			l.Post(f)
+			if i%(1<<16) == 0 {
+				l.Update() // keeps the queue from growing without bound
+			}
+		}
+	})
+	b.Run("posters=8", func(b *testing.B) {
+		b.ReportAllocs()
+		l := loom.New()
+		stop := serveOnWake(l, l.Update)
+		b.SetParallelism(4)
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				l.Post(f)
+			}
+		})
+		stop()
+		l.Close()
+	})
 }

@@ -65,9 +65,9 @@ func logPanic(p *PanicError) {
 	slog.Error("loom: a callback panicked", "loom", p.Source, "panic", p.Value, "stack", string(p.Stack))
 }
 
-// WithName names the loom: the name is the Source of its panics, appears in
-// the default panic report and in the runtime/trace region of each frame
-// ("loom frame NAME"), and Name returns it.
+// WithName names the loom: the name is the Source of its panics, and appears
+// in the default panic report and in the runtime/trace region of each frame
+// ("loom frame NAME").
 func WithName(name string) Option {
 	return optionFunc(func(c *config) { c.name = name })
 }

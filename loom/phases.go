@@ -2,6 +2,7 @@ package loom
 
 import (
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -127,6 +128,13 @@ type phase struct {
 }
 
 func (p *phase) add(c *Coroutine) { p.waiting = append(p.waiting, c) }
+
+// live reports whether a coroutine that has not ended waits in p: one
+// stopped while it waited stays in the list until the phase runs, which
+// for the fixed steps may be long, or never while the time scale is 0.
+func (p *phase) live() bool {
+	return slices.ContainsFunc(p.waiting, func(c *Coroutine) bool { return !c.isDone() })
+}
 
 // take returns the coroutines waiting now and starts a new list.
 func (p *phase) take() []*Coroutine {

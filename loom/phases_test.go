@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/taskqueue-go/taskqueue/internal/testkit"
 	"github.com/taskqueue-go/taskqueue/loom"
 )
 
@@ -99,7 +100,7 @@ func TestWaitForFixedUpdateResumesAfterEachStep(t *testing.T) {
 // ends its coroutine with a *PanicError that names WithFixedStep, given to
 // the panic handler, and the other coroutines go on.
 func TestWaitForFixedUpdateWithoutSteps(t *testing.T) {
-	l, panics := panicLoom(t)
+	l, panics := testLoom(t)
 	deferred := false
 	c := l.StartCoroutine(func(yield func(loom.Instruction) bool) {
 		defer func() { deferred = true }()
@@ -112,22 +113,21 @@ func TestWaitForFixedUpdateWithoutSteps(t *testing.T) {
 	if !c.IsDone() || !errors.As(c.Err(), &pe) || !strings.Contains(fmt.Sprint(pe.Value), "WithFixedStep") {
 		t.Fatalf("the waiting coroutine: done %v, Err %v; want a *PanicError naming WithFixedStep", c.IsDone(), c.Err())
 	}
-	if !deferred || len(*panics) != 1 || (*panics)[0] != pe {
-		t.Errorf("defers ran %v, %d panics reported; want the defers run and the error reported once", deferred, len(*panics))
+	if got := panics.Take(); !deferred || len(got) != 1 || got[0] != pe {
+		t.Errorf("defers ran %v, %d panics reported; want the defers run and the error reported once", deferred, len(got))
 	}
 	if !other.IsDone() || other.Err() != nil {
 		t.Errorf("the other coroutine: done %v, Err %v; want it ended normally", other.IsDone(), other.Err())
 	}
 
 	// Steps removed while a coroutine waits for one.
-	*panics = nil
 	l.Configure(loom.WithFixedStep(time.Hour, nil))
 	update(t, l)
 	c = l.StartCoroutine(func(yield func(loom.Instruction) bool) { yield(loom.WaitForFixedUpdate()) })
 	l.Configure(loom.WithFixedStep(0, nil))
 	update(t, l)
-	if !c.IsDone() || !errors.As(c.Err(), &pe) || len(*panics) != 1 {
-		t.Errorf("after the steps were removed: done %v, Err %v, %d panics; want it ended with a *PanicError, reported", c.IsDone(), c.Err(), len(*panics))
+	if !c.IsDone() || !errors.As(c.Err(), &pe) || panics.Len() != 1 {
+		t.Errorf("after the steps were removed: done %v, Err %v, %d panics; want it ended with a *PanicError, reported", c.IsDone(), c.Err(), panics.Len())
 	}
 }
 
@@ -193,7 +193,7 @@ func TestEndOfFrame(t *testing.T) {
 func TestEndFrameMisuse(t *testing.T) {
 	l := loom.New(loom.ManualClock())
 	var inside string
-	l.Post(func() { inside = panicMessage(l.EndFrame) })
+	l.Post(func() { inside = testkit.PanicMessage(l.EndFrame) })
 	l.UpdateDelta(0)
 	if inside != "loom: EndFrame called while a frame runs: from inside the frame, or from two goroutines at once" {
 		t.Errorf("EndFrame inside a frame panicked with %q", inside)
@@ -211,108 +211,13 @@ func TestEndFrameMisuse(t *testing.T) {
 // panic handler and the frame goes on with the next step.
 func TestFixedStepPanics(t *testing.T) {
 	n := 0
-	l, panics := panicLoom(t, loom.WithFixedStep(time.Millisecond, func(time.Duration) {
+	l, panics := testLoom(t, loom.WithFixedStep(time.Millisecond, func(time.Duration) {
 		n++
 		panic("boom in a step")
 	}))
 	l.UpdateDelta(3 * time.Millisecond)
-	if n != 3 || len(*panics) != 3 {
-		t.Errorf("%d steps, %d panics; want 3 and 3", n, len(*panics))
-	}
-	for _, c := range []struct {
-		f    func()
-		want string
-	}{
-		{func() { loom.WithFixedStep(-time.Second, nil) }, "loom: WithFixedStep(-1s): the step must be positive"},
-		{func() { loom.WithFixedStep(0, func(time.Duration) {}) }, "loom: WithFixedStep(0s): the step must be positive"},
-	} {
-		if got := panicMessage(c.f); got != c.want {
-			t.Errorf("panicked with %q; want %q", got, c.want)
-		}
-	}
-}
-
-// TestScaledTimers checks PostAfterScaled: its timers count on scaled time,
-// so a time scale of 0 holds them back and 2 brings them twice as soon; they
-// run after the frame's unscaled timers; Reset and Stop work on them; Idle
-// reports when the next one is due; closing the loom or their scope ends
-// them with ErrClosed.
-func TestScaledTimers(t *testing.T) {
-	r := &recorder{}
-	l := loom.New(loom.ManualClock())
-	lastFrame := observeFrames(l)
-	l.PostAfterScaled(100*time.Millisecond, r.note("scaled 100ms"))
-	l.PostAfter(100*time.Millisecond, r.note("unscaled 100ms"))
-	l.SetTimeScale(0)
-	l.UpdateDelta(time.Second)
-	r.expect(t, "paused", "unscaled 100ms")
-	if i := l.Idle(); i.Timed {
-		t.Errorf("Idle while paused = %+v; want no timed work", i)
-	}
-	l.SetTimeScale(2)
-	l.PostAfter(60*time.Millisecond, r.note("unscaled 60ms"))
-	if i := l.Idle(); !i.Timed || i.Delay != 50*time.Millisecond {
-		t.Errorf("Idle at double speed = %+v; want the scaled timer due in 50ms", i)
-	}
-	l.UpdateDelta(40 * time.Millisecond)
-	r.expect(t, "40ms at double speed")
-	l.UpdateDelta(20 * time.Millisecond) // 120ms of scaled time, 60ms unscaled
-	r.expect(t, "60ms at double speed", "unscaled 60ms", "scaled 100ms")
-
-	tm := l.PostAfterScaled(50*time.Millisecond, r.note("reset"))
-	if !tm.Reset(200 * time.Millisecond) {
-		t.Error("Reset of a waiting scaled timer reported false")
-	}
-	l.UpdateDelta(50 * time.Millisecond) // 100ms scaled
-	r.expect(t, "before the reset time")
-	l.UpdateDelta(50 * time.Millisecond) // 200ms scaled
-	r.expect(t, "at the reset time", "reset")
-	stopped := l.PostAfterScaled(0, r.note("stopped"))
-	if !stopped.Stop() || !stopped.IsDone() {
-		t.Error("Stop of a waiting scaled timer failed")
-	}
-	l.UpdateDelta(time.Second)
-	r.expect(t, "after Stop")
-
-	s := l.NewScope()
-	ofScope := s.PostAfterScaled(time.Second, r.note("of the scope"))
-	s.Close()
-	pending := l.PostAfterScaled(time.Second, r.note("pending at Close"))
-	if lastFrame().Pending != 0 {
-		t.Errorf("Pending = %d; want 0", lastFrame().Pending)
-	}
-	l.UpdateDelta(0)
-	if got := lastFrame().Pending; got != 1 {
-		t.Errorf("Pending = %d; want the one scaled timer", got)
-	}
-	l.Close()
-	r.expect(t, "after Close")
-	if !errors.Is(ofScope.Err(), loom.ErrClosed) || !errors.Is(pending.Err(), loom.ErrClosed) {
-		t.Errorf("Err of a scope's timer %v, of a pending one %v; want ErrClosed for both", ofScope.Err(), pending.Err())
-	}
-	if after := l.PostAfterScaled(0, r.note("after Close")); !errors.Is(after.Err(), loom.ErrClosed) {
-		t.Errorf("PostAfterScaled after Close: Err %v; want ErrClosed", after.Err())
-	}
-}
-
-// TestScaledTimersStale checks that scaled timers reset over and over leave
-// a bounded heap, as unscaled ones do.
-func TestScaledTimersStale(t *testing.T) {
-	l := loom.New(loom.ManualClock())
-	lastFrame := observeFrames(l)
-	defer l.Close()
-	tm := l.PostAfterScaled(time.Hour, func() {})
-	for range 10_000 {
-		tm.Reset(time.Hour)
-	}
-	ran := false
-	tm2 := l.PostAfterScaled(time.Millisecond, func() { ran = true })
-	l.UpdateDelta(time.Millisecond)
-	if !ran || !tm2.IsDone() {
-		t.Error("a scaled timer behind 10,000 stale entries did not run")
-	}
-	if got := lastFrame().Pending; got != 1 {
-		t.Errorf("Pending = %d; want 1", got)
+	if n != 3 || panics.Len() != 3 {
+		t.Errorf("%d steps, %d panics; want 3 and 3", n, panics.Len())
 	}
 }
 
@@ -374,9 +279,25 @@ func phasesModel(t *testing.T, seed uint64) {
 	l := loom.New(loom.ManualClock(),
 		loom.WithFixedStep(dt, func(time.Duration) { steps++ }),
 		loom.WithFrameObserver(func(fs loom.FrameStats) { observed = fs }))
+	defer l.Close()
 	fail := func(format string, args ...any) {
 		t.Helper()
 		t.Fatalf("seed %d, frame %d: %s", seed, l.Frame(), fmt.Sprintf(format, args...))
+	}
+	// A coroutine body must not end the loom's goroutine (t.Fatalf calls
+	// runtime.Goexit): a coroutine that sees the model broken records it
+	// and returns, and the test fails once the loop call returns.
+	broken := ""
+	broke := func(format string, args ...any) {
+		if broken == "" {
+			broken = fmt.Sprintf("frame %d: %s", l.Frame(), fmt.Sprintf(format, args...))
+		}
+	}
+	check := func() {
+		t.Helper()
+		if broken != "" {
+			t.Fatalf("seed %d, %s", seed, broken)
+		}
 	}
 	var acc int64
 	var live []*loom.Coroutine
@@ -391,7 +312,8 @@ func phasesModel(t *testing.T, seed uint64) {
 						return
 					}
 					if steps != at+1 {
-						fail("a fixed-update wait yielded after step %d resumed after step %d", at, steps)
+						broke("a fixed-update wait yielded after step %d resumed after step %d", at, steps)
+						return
 					}
 				}
 			}))
@@ -404,7 +326,8 @@ func phasesModel(t *testing.T, seed uint64) {
 					}
 					// After frame f's update, before frame f+1's clock moves.
 					if l.Frame() != f || observed.Frame != f {
-						fail("an end-of-frame wait of frame %d resumed in frame %d, after the update of frame %d", f, l.Frame(), observed.Frame)
+						broke("an end-of-frame wait of frame %d resumed in frame %d, after the update of frame %d", f, l.Frame(), observed.Frame)
+						return
 					}
 					resumedAtEnd++
 				}
@@ -424,6 +347,7 @@ func phasesModel(t *testing.T, seed uint64) {
 		}
 		before := steps
 		l.UpdateDelta(delta)
+		check()
 		acc += min(int64(float64(delta)*scale), int64(time.Second/3))
 		want := int(acc / int64(dt))
 		acc %= int64(dt)
@@ -432,18 +356,10 @@ func phasesModel(t *testing.T, seed uint64) {
 		}
 		if rng.IntN(2) == 0 { // else the end phase runs as the next Update begins
 			l.EndFrame()
+			check()
 		}
 	}
-	l.Close()
 	if resumedAtEnd == 0 {
 		t.Errorf("seed %d: no end-of-frame wait resumed: the model checked nothing", seed)
 	}
-}
-
-// observeFrames sets an observer on l and returns a function that reports
-// the last frame it saw: the statistics of l's last frame.
-func observeFrames(l *loom.Loom) func() loom.FrameStats {
-	var last loom.FrameStats
-	l.Configure(loom.WithFrameObserver(func(fs loom.FrameStats) { last = fs }))
-	return func() loom.FrameStats { return last }
 }

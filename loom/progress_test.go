@@ -10,11 +10,13 @@ import (
 	"github.com/taskqueue-go/taskqueue/loom"
 )
 
-// TestProgressValues checks Load, Fraction and Finished through a life: no
-// total, a total, counts up to it and past it, a total of 0, Set.
-// maxProgress is the largest count the docs of Progress promise.
+// maxProgress is the largest count and total that the docs of Progress
+// promise.
 const maxProgress = 1<<31 - 1
 
+// TestProgressValues checks Load, Fraction and Finished through a life: no
+// total, a total, counts up to it and past it, SetTotal keeping the count,
+// a total of 0, the largest count.
 func TestProgressValues(t *testing.T) {
 	var p loom.Progress
 	check := func(when string, done, total int, fraction float64, finished bool) {
@@ -55,18 +57,12 @@ func TestProgressMisuse(t *testing.T) {
 	var p loom.Progress
 	p.SetTotal(5)
 	p.Add(maxProgress - 1)
-	for _, c := range []struct {
-		f    func()
-		want string
-	}{
-		{func() { p.Add(-1) }, "loom: Progress.Add(-1): out of range [0, 1<<31 - 1]"},
-		{func() { p.Add(2) }, "loom: Progress.Add(2): the count would pass 1<<31 - 1"},
-		{func() { p.SetTotal(-2) }, "loom: Progress.SetTotal(-2): out of range [0, 1<<31 - 1]"},
-	} {
-		if got := panicMessage(c.f); got != c.want {
-			t.Errorf("panicked with %q; want %q", got, c.want)
-		}
-	}
+	checkMisuse(t,
+		misuse{func() { p.Add(-1) }, "loom: Progress.Add(-1): out of range [0, 1<<31 - 1]"},
+		misuse{func() { p.Add(2) }, "loom: Progress.Add(2): the count would pass 1<<31 - 1"},
+		misuse{func() { p.SetTotal(-2) }, "loom: Progress.SetTotal(-2): out of range [0, 1<<31 - 1]"},
+		misuse{func() { p.SetTotal(maxProgress + 1) }, "loom: Progress.SetTotal(2147483648): out of range [0, 1<<31 - 1]"},
+	)
 	if d, tot := p.Load(); d != maxProgress-1 || tot != 5 {
 		t.Errorf("after the panics: Load %d, %d; want them unchanged", d, tot)
 	}
@@ -75,7 +71,9 @@ func TestProgressMisuse(t *testing.T) {
 // TestProgressConcurrent lets many goroutines add while others change the
 // total and a reader checks that every Load is one consistent pair: the
 // count never goes back nor past what was added, and the total is always
-// one of the totals set, never a mix of two writes.
+// one of the totals set, never a mix of two writes; and, with one writer
+// that keeps the count at most the total, that no Load pairs a count with
+// an earlier total.
 func TestProgressConcurrent(t *testing.T) {
 	const adders, adds = 8, 20_000
 	var p loom.Progress
@@ -122,6 +120,30 @@ func TestProgressConcurrent(t *testing.T) {
 		t.Errorf("after every add: Finished %v, Fraction %v", p.Finished(), p.Fraction())
 	}
 	t.Logf("%d reads while the count moved", reads)
+
+	// One writer raises the total, then the count to it, step by step: the
+	// count is never above the total, which a Load that paired a later
+	// count with an earlier total would show.
+	const steps = 20_000
+	var q loom.Progress
+	q.SetTotal(0)
+	var writer sync.WaitGroup
+	writer.Go(func() {
+		for i := range steps {
+			q.SetTotal(i + 1)
+			q.Add(1)
+			runtime.Gosched() // lets the reader run where all goroutines share one thread (js/wasm)
+		}
+	})
+	for d := 0; d < steps; {
+		var tot int
+		d, tot = q.Load()
+		if d > tot {
+			t.Fatalf("Load() = %d, %d: a count above the total, never set", d, tot)
+		}
+		runtime.Gosched()
+	}
+	writer.Wait()
 }
 
 // TestProgressAwaitedByACoroutine checks the intended use under fake time:

@@ -13,7 +13,7 @@ import (
 // A typed coroutine gives its value to a coroutine that waits for it, in the
 // pass in which it ends, and to a goroutine that waits with a context.
 func TestTaskResult(t *testing.T) {
-	l, _ := panicLoom(t)
+	l, _ := testLoom(t)
 	task := loom.StartTask(l, func(y func(loom.Instruction) bool) (string, error) {
 		if !y(loom.WaitForFrames(2)) {
 			return "", nil
@@ -38,9 +38,7 @@ func TestTaskResult(t *testing.T) {
 	if got != "loaded" || at != 3 {
 		t.Fatalf("the waiter got %q in frame %d; want %q in frame 3, the pass in which the task ended", got, at, "loaded")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if v, err := task.Wait(ctx); v != "loaded" || err != nil {
+	if v, err := task.Wait(t.Context()); v != "loaded" || err != nil {
 		t.Fatalf("Wait() = %q, %v", v, err)
 	}
 
@@ -71,47 +69,12 @@ func TestTaskResult(t *testing.T) {
 	}
 }
 
-// A coroutine bound to a context stops when the context is done, at the
-// next frame, with its defers run; one whose context is done never begins.
-func TestStartCoroutineContext(t *testing.T) {
-	synctest.Test(t, testStartCoroutineContext)
-}
-
-func testStartCoroutineContext(t *testing.T) {
-	l, _ := panicLoom(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	deferred, frames := false, 0
-	c := l.StartCoroutineContext(ctx, func(y func(loom.Instruction) bool) {
-		defer func() { deferred = true }()
-		for y(loom.NextFrame()) {
-			frames++
-		}
-	})
-	update(t, l) // it begins
-	update(t, l)
-	update(t, l)
-	cancel()
-	synctest.Wait() // the context's AfterFunc has asked for the stop
-	update(t, l)
-	if !c.IsDone() || !deferred || !errors.Is(c.Err(), loom.ErrStopped) {
-		t.Fatalf("after cancel: done %v, defers ran %v, Err %v", c.IsDone(), deferred, c.Err())
-	}
-	if frames != 2 {
-		t.Fatalf("ran %d frames, want 2", frames)
-	}
-	ran := false
-	d := l.StartCoroutineContext(ctx, func(y func(loom.Instruction) bool) { ran = true })
-	if ran || !errors.Is(d.Err(), loom.ErrStopped) {
-		t.Fatalf("with a done context: ran %v, Err %v", ran, d.Err())
-	}
-}
-
 // TestTaskAwaitAllocatesNothing checks that awaiting a typed coroutine costs
 // no allocation: in the frame in which a task ends, the coroutine that waits
 // for it resumes in the same pass and reads its result, with nothing
 // allocated by the end, the wake-up, the resume or Result.
 func TestTaskAwaitAllocatesNothing(t *testing.T) {
-	l, _ := panicLoom(t)
+	l, _ := testLoom(t)
 	const pairs = 101 // AllocsPerRun's warm-up run and its 100
 	release := make([]bool, pairs)
 	got := 0
@@ -141,5 +104,103 @@ func TestTaskAwaitAllocatesNothing(t *testing.T) {
 	}
 	if got != pairs {
 		t.Errorf("%d awaiters read their task's result; want %d", got, pairs)
+	}
+}
+
+// TestTaskWait: goroutines other than the loop's wait for a task with
+// Wait, or with Await among other Waitables, blocking until it ends, or
+// until their context ends; a stopped task reports ErrStopped.
+func TestTaskWait(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l, _ := testLoom(t)
+		release := false
+		task := loom.StartTask(l, func(y func(loom.Instruction) bool) (int, error) {
+			if !y(loom.WaitUntil(func() bool { return release })) {
+				return 0, errors.New("stopped")
+			}
+			return 42, nil
+		})
+		got := make(chan int, 1)
+		go func() {
+			v, err := task.Wait(context.Background())
+			if err != nil {
+				t.Errorf("Wait() = %v, %v", v, err)
+			}
+			got <- v
+		}()
+		other := make(waitable)
+		awaited := make(chan error, 1)
+		go func() { awaited <- loom.Await(context.Background(), task, other) }()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if v, err := task.Wait(ctx); v != 0 || err != context.DeadlineExceeded {
+			t.Errorf("Wait with a context that ends first = %v, %v; want 0, DeadlineExceeded", v, err)
+		}
+		if err := loom.Await(ctx, task); err != context.DeadlineExceeded {
+			t.Errorf("Await with a context that ended = %v; want DeadlineExceeded", err)
+		}
+		update(t, l)
+		release = true
+		update(t, l)
+		if v := <-got; v != 42 {
+			t.Errorf("Wait() from a goroutine = %d; want 42", v)
+		}
+		synctest.Wait()
+		select {
+		case err := <-awaited:
+			t.Errorf("Await returned %v while a member is not done", err)
+		default:
+		}
+
+		stopped := loom.StartTask(l, func(y func(loom.Instruction) bool) (int, error) {
+			for y(loom.NextFrame()) {
+			}
+			return 1, nil
+		})
+		update(t, l)
+		if !stopped.Stop() {
+			t.Error("Stop of a running task = false")
+		}
+		update(t, l)
+		if v, err := stopped.Wait(context.Background()); v != 0 || err != loom.ErrStopped {
+			t.Errorf("a stopped task's Wait() = %v, %v; want 0, ErrStopped", v, err)
+		}
+		close(other)
+		if err := <-awaited; err != nil {
+			t.Errorf("Await = %v; want nil, the task's error", err)
+		}
+	})
+}
+
+// TestStartTaskMisuse: StartTask with no Loom or Scope, or no body,
+// panics, naming the call.
+func TestStartTaskMisuse(t *testing.T) {
+	l, _ := testLoom(t)
+	body := func(func(loom.Instruction) bool) (int, error) { return 0, nil }
+	checkMisuse(t,
+		misuse{func() { loom.StartTask[int](nil, body) }, "loom: StartTask with a nil Loom or Scope"},
+		misuse{func() { loom.StartTask[int](l, nil) }, "loom: StartTask(nil)"},
+	)
+}
+
+// BenchmarkTaskAwait measures a coroutine that starts a typed coroutine and
+// waits for its result, per round (a start, a yield, a resume, an end).
+func BenchmarkTaskAwait(b *testing.B) {
+	l := loom.New(loom.ManualClock())
+	defer l.Close()
+	b.ReportAllocs()
+	l.StartCoroutine(func(y func(loom.Instruction) bool) {
+		for {
+			t := loom.StartTask(l, func(y func(loom.Instruction) bool) (int, error) {
+				y(loom.NextFrame())
+				return 1, nil
+			})
+			if !y(loom.WaitFor(t)) {
+				return
+			}
+		}
+	})
+	for b.Loop() {
+		l.UpdateDelta(time.Millisecond)
 	}
 }

@@ -269,7 +269,9 @@ func (t *Timer) Reset(d time.Duration) bool {
 	t.mustBeMade()
 	l := t.l
 	l.mu.Lock()
-	if t.err != nil {
+	if t.err != nil || l.closed || (t.scope != nil && t.scope.closed.Load()) {
+		// A timer that was not waiting when its loom or scope closed has
+		// no error; it must not wait again all the same.
 		l.mu.Unlock()
 		return false
 	}

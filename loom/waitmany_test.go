@@ -10,24 +10,12 @@ import (
 	"github.com/taskqueue-go/taskqueue/loom"
 )
 
-// future is a Waitable with an error, ended by the test.
-type future struct {
-	ch  chan struct{}
-	err error
-}
-
-func newFuture() *future { return &future{ch: make(chan struct{})} }
-
-func (f *future) Done() <-chan struct{} { return f.ch }
-func (f *future) Err() error            { return f.err }
-func (f *future) end(err error)         { f.err = err; close(f.ch) }
-
 // The program of the report: 50 futures, all done by frame 16. A loop of
 // WaitFor took a frame per future and ended at frame 53; WaitAll resumes in
 // frame 16 itself, the first frame in which all are done (they end before
 // it runs), and Await then returns the failure at once.
 func TestWaitAllResumesInOneFrame(t *testing.T) {
-	l, _ := panicLoom(t)
+	l, _ := testLoom(t)
 	fs := make([]*future, 50)
 	ws := make([]loom.Waitable, 50)
 	for i := range fs {
@@ -62,8 +50,11 @@ func TestWaitAllResumesInOneFrame(t *testing.T) {
 	}
 }
 
+// TestWaitAnyAndFirstDone: WaitAny resumes in the first frame in which a
+// member is done, and FirstDone names it; with no member, WaitAny resumes
+// in the next frame, FirstDone reports -1 and Await returns nil.
 func TestWaitAnyAndFirstDone(t *testing.T) {
-	l, _ := panicLoom(t)
+	l, _ := testLoom(t)
 	a, b, c := newFuture(), newFuture(), newFuture()
 	ws := []loom.Waitable{a, b, c}
 	var resumed int64
@@ -83,12 +74,58 @@ func TestWaitAnyAndFirstDone(t *testing.T) {
 	if loom.FirstDone() != -1 || loom.Await(context.Background()) != nil {
 		t.Fatal("FirstDone or Await of no member")
 	}
+	l.StartCoroutine(func(y func(loom.Instruction) bool) {
+		if y(loom.WaitAny()) {
+			resumed = l.Frame()
+		}
+	})
+	update(t, l) // it begins
+	update(t, l)
+	if resumed != 5 {
+		t.Errorf("WaitAny of no member resumed in frame %d; want 5, the next frame", resumed)
+	}
 }
 
-// A WaitAll over coroutines of the same loom and a panicking member: the
-// panic of Done ends only the waiting coroutine, as every wait's does.
-func TestWaitAllOfCoroutinesAndAPanickingMember(t *testing.T) {
-	l, panics := panicLoom(t)
+// TestWaitAllLooksAtEachMemberOnce: over the whole wait, WaitAll asks each
+// member for its Done channel once, however many frames it waits.
+func TestWaitAllLooksAtEachMemberOnce(t *testing.T) {
+	l, _ := testLoom(t)
+	ws := make([]*countingWaitable, 10)
+	members := make([]loom.Waitable, len(ws))
+	for i := range ws {
+		ws[i] = &countingWaitable{ch: make(chan struct{})}
+		members[i] = ws[i]
+	}
+	resumed := false
+	l.StartCoroutine(func(y func(loom.Instruction) bool) { resumed = y(loom.WaitAll(members...)) })
+	for i := range ws {
+		update(t, l)
+		close(ws[i].ch)
+		update(t, l)
+	}
+	update(t, l)
+	if !resumed {
+		t.Fatal("the WaitAll did not resume")
+	}
+	for i, w := range ws {
+		if w.calls != 1 {
+			t.Errorf("member %d: Done called %d times over the wait; want once", i, w.calls)
+		}
+	}
+}
+
+// countingWaitable is a Waitable that counts the calls of its Done.
+type countingWaitable struct {
+	ch    chan struct{}
+	calls int
+}
+
+func (w *countingWaitable) Done() <-chan struct{} { w.calls++; return w.ch }
+
+// TestWaitAllOfCoroutines: a WaitAll of coroutines of the same loom
+// resumes in the pass in which the last of them ends.
+func TestWaitAllOfCoroutines(t *testing.T) {
+	l, _ := testLoom(t)
 	c1 := l.StartCoroutine(func(y func(loom.Instruction) bool) { y(loom.WaitForFrames(3)) })
 	c2 := l.StartCoroutine(func(y func(loom.Instruction) bool) { y(loom.WaitForSeconds(5 * time.Millisecond)) })
 	var at int64
@@ -97,22 +134,15 @@ func TestWaitAllOfCoroutinesAndAPanickingMember(t *testing.T) {
 			at = l.Frame()
 		}
 	})
-	bad := l.StartCoroutine(func(y func(loom.Instruction) bool) { y(loom.WaitAll(c1, panickyWaitable{})) })
-	for range 8 {
-		update(t, l)
-	}
+	frames(l, 8, time.Millisecond)
 	if at != 6 { // they begin in frame 1: frame 4 and 6 (5ms at 1ms a frame)
 		t.Errorf("WaitAll of two coroutines resumed in frame %d, want 6, the pass in which the later ends", at)
-	}
-	var pe *loom.PanicError
-	if !errors.As(bad.Err(), &pe) || len(*panics) != 1 {
-		t.Errorf("the coroutine whose member panicked: Err %v, %d panics handled", bad.Err(), len(*panics))
 	}
 }
 
 // Yielding a WaitAll made once allocates nothing per frame.
 func TestWaitAllAllocatesOnlyWhenMade(t *testing.T) {
-	l, _ := panicLoom(t)
+	l, _ := testLoom(t)
 	fs := []loom.Waitable{newFuture(), newFuture()}
 	wait := loom.WaitAll(fs...)
 	l.StartCoroutine(func(y func(loom.Instruction) bool) {
@@ -127,7 +157,7 @@ func TestWaitAllAllocatesOnlyWhenMade(t *testing.T) {
 
 // A wait bounded by a duration: WaitAny of the awaited thing and a Delay.
 func TestWaitBoundedByDelay(t *testing.T) {
-	l, _ := panicLoom(t)
+	l, _ := testLoom(t)
 	slow := newFuture()
 	var at int64
 	first := -1
@@ -160,51 +190,6 @@ func TestAwait(t *testing.T) {
 	cancel2()
 	if err := loom.Await(short, never); err != context.Canceled {
 		t.Fatalf("Await with a done context = %v", err)
-	}
-}
-
-// TestPostBeforeDoneRunsBeforeResume: a function posted to the loom before a
-// Waitable is done runs before a coroutine waiting for it resumes, even when
-// the Waitable becomes done in the middle of a frame, after the frame's
-// actions and before its coroutine pass: the shape of a worker that posts
-// its result and then returns. Posts made later do not hold the coroutine
-// back, so that a loom under a steady stream of posts still resumes it.
-func TestPostBeforeDoneRunsBeforeResume(t *testing.T) {
-	for _, c := range []struct {
-		name string
-		wait func(w loom.Waitable) loom.Instruction
-	}{
-		{"WaitFor", loom.WaitFor},
-		{"WaitAll", func(w loom.Waitable) loom.Instruction { return loom.WaitAll(w) }},
-		{"WaitAny", func(w loom.Waitable) loom.Instruction { return loom.WaitAny(w, newFuture()) }},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			l := loom.New(loom.ManualClock())
-			defer l.Close()
-			w := newFuture()
-			applied, resumedIn := false, int64(0)
-			var sawApplied bool
-			l.StartCoroutine(func(yield func(loom.Instruction) bool) {
-				if yield(c.wait(w)) {
-					resumedIn, sawApplied = l.Frame(), applied
-				}
-			})
-			// A stream of posts, one per frame, that never ends.
-			var again func()
-			again = func() { l.Post(again) }
-			l.Post(again)
-			l.UpdateDelta(time.Millisecond) // frame 1: the coroutine begins and waits
-			l.Post(func() {
-				l.Post(func() { applied = true }) // the result, posted first
-				w.end(nil)                        // then the handle is done
-			})
-			for range 4 {
-				l.UpdateDelta(time.Millisecond)
-			}
-			if !sawApplied || resumedIn != 3 {
-				t.Errorf("the coroutine resumed in frame %d, having seen the result applied: %v; want frame 3, true", resumedIn, sawApplied)
-			}
-		})
 	}
 }
 
@@ -246,5 +231,39 @@ func TestFirstDoneNamesAMemberWhosePostsRan(t *testing.T) {
 	}
 	if !sawApplied[0] || !sawApplied[1] {
 		t.Errorf("resumed in frame %d with FirstDone = 0, the members' posts applied: %v; want both", resumedIn, sawApplied)
+	}
+}
+
+// TestWaitManyMisuse: a nil member, or a nil *Coroutine or *Task, which
+// could never end, makes WaitAll, WaitAny, FirstDone and Await panic,
+// naming the call and the member's index.
+func TestWaitManyMisuse(t *testing.T) {
+	var c *loom.Coroutine
+	var task *loom.Task[int]
+	ok := make(waitable)
+	checkMisuse(t,
+		misuse{func() { loom.WaitAll(ok, task) }, "loom: WaitAll with a nil *loom.Task[int] at index 1"},
+		misuse{func() { loom.WaitAny(c) }, "loom: WaitAny with a nil *loom.Coroutine at index 0"},
+		misuse{func() { loom.WaitAny(ok, nil) }, "loom: WaitAny with a nil member at index 1"},
+		misuse{func() { loom.FirstDone(nil) }, "loom: FirstDone with a nil member at index 0"},
+		misuse{func() { loom.Await(context.Background(), nil) }, "loom: Await with a nil member at index 0"},
+	)
+}
+
+// BenchmarkWaitAllPending measures a frame in which a coroutine waits with
+// WaitAll for 1,000 members of which none is done: the wait looks at the
+// first pending member only.
+func BenchmarkWaitAllPending(b *testing.B) {
+	l := loom.New(loom.ManualClock())
+	defer l.Close()
+	ws := make([]loom.Waitable, 1000)
+	for i := range ws {
+		ws[i] = make(waitable)
+	}
+	l.StartCoroutine(func(y func(loom.Instruction) bool) { y(loom.WaitAll(ws...)) })
+	l.UpdateDelta(time.Millisecond)
+	b.ReportAllocs()
+	for b.Loop() {
+		l.UpdateDelta(time.Millisecond)
 	}
 }

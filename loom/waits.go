@@ -350,7 +350,7 @@ func (l *Loom) scaledNow() int64 { return l.scaled.Load() }
 
 // idle adds the coroutines' waits to i.
 func (co *coroutines) idle(l *Loom, i *Idle) {
-	if len(co.ready) > 0 || len(co.polled) > 0 || co.frames.Len() > 0 || len(co.fixed.waiting) > 0 || len(co.endOfFrame.waiting) > 0 {
+	if len(co.ready) > 0 || len(co.polled) > 0 || co.frames.Len() > 0 || co.fixed.live() || co.endOfFrame.live() {
 		i.Frames = true
 	}
 	if e := co.top(&co.real); e != nil {
