@@ -69,16 +69,11 @@ type gate struct {
 // holds back its subtree, or if s holds more slots than its limit, and then
 // the slot goes.
 func (s *Scheduler) admitLocked(pos int32, barrier, inline, turn bool) (ok, newSlot bool) {
+	if !s.gateOpenLocked(pos, barrier, turn) {
+		return false, false
+	}
 	c := &s.slots
 	switch {
-	case s.gate.exclusive || s.gate.suspends > 0:
-		return false, false
-	case turn && s.heldAbove():
-		return false, false
-	case barrier && (pos > 0 || c.running > 0):
-		return false, false // a barrier starts once everything before it is done
-	case s.gate.barriers > 0 && pos > 0:
-		return false, false // behind a queued barrier
 	case inline:
 		return s.list.live == 0 && c.active < c.limit, true
 	case turn:
@@ -87,6 +82,20 @@ func (s *Scheduler) admitLocked(pos int32, barrier, inline, turn bool) (ok, newS
 		return true, false // a slot between items takes it
 	}
 	return pos-c.between() < c.limit-c.active, true
+}
+
+// gateOpenLocked is the part of admitLocked that no slot changes: whether
+// suspension and barriers let work at pos start.
+func (s *Scheduler) gateOpenLocked(pos int32, barrier, turn bool) bool {
+	switch {
+	case s.gate.exclusive || s.gate.suspends > 0:
+		return false
+	case turn && s.heldAbove():
+		return false
+	case barrier:
+		return pos == 0 && s.slots.running == 0 // a barrier starts once everything before it is done
+	}
+	return s.gate.barriers == 0 || pos == 0 // not behind a queued barrier
 }
 
 // spawnLocked starts the slots that the queued items need: one for each

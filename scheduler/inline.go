@@ -156,35 +156,16 @@ func (s *Scheduler) TryEnqueue(t Task) bool {
 	// Decide with the path from s to its root locked, so that nothing takes
 	// the free slots between the look and the start.
 	var p path
-	var fresh [maxDepth]bool // levels that start a new slot
-	need := true             // the work at this level joins its list: t at s, then a new turn
-	for a := s; a != nil; a = a.tree.parent {
-		if !p.lock(a) {
-			p.unlock()
-			return false
-		}
-		pos, barrier := int32(a.list.live), a == s && isBarrier(t)
-		if !need {
-			// The level below takes t on a slot between items, a turn
-			// queued here: every item of this list must start at once.
-			pos, barrier = pos-1, false
-		}
-		ok, newSlot := a.admitLocked(pos, barrier, false, false)
-		// A new slot serves t only if every item queued before it has one
-		// already: those that have none wait, and t would wait behind them.
-		if !ok || newSlot && (!need || pos > a.slots.between()) {
-			p.unlock()
-			return false
-		}
-		fresh[p.n-1] = need && newSlot
-		need = newSlot
+	defer p.unlock()
+	fresh, ok := s.startsAtOnceLocked(&p, isBarrier(t))
+	if !ok {
+		return false
 	}
 	if r := s.cfg.room; r != nil && !r.sem.TryAcquire(1) {
-		p.unlock()
 		return false
 	}
 	s.pushLocked(t)
-	for i := 0; i < p.n && fresh[i]; i++ {
+	for i := 0; i < fresh; i++ {
 		a := p.levels[i]
 		a.slots.active++
 		if a.tree.parent == nil {
@@ -195,6 +176,35 @@ func (s *Scheduler) TryEnqueue(t Task) bool {
 		a.tree.pending++ // with a free slot of the target found above, it begins at once
 		a.tree.parent.queueTurnLocked(a)
 	}
-	p.unlock()
 	return true
+}
+
+// startsAtOnceLocked locks p, the path from s up to its root, and reports
+// whether an item that joins s's list now would start at once, and how many
+// levels, from s up, must start a new slot for it: its own at s, then, for
+// a child, the turn that needs on its target.
+func (s *Scheduler) startsAtOnceLocked(p *path, barrier bool) (fresh int, ok bool) {
+	need := true // the work at this level joins its list: the item at s, then a new turn
+	for a := s; a != nil; a = a.tree.parent {
+		if !p.lock(a) {
+			return 0, false
+		}
+		pos := int32(a.list.live)
+		if !need {
+			// The level below takes the item on a slot between items, a
+			// turn queued here: every item of this list must start at once.
+			pos, barrier = pos-1, false
+		}
+		admitted, newSlot := a.admitLocked(pos, barrier, false, false)
+		// A new slot serves the item only if every item queued before it
+		// has one already: those that have none wait, and it would too.
+		if !admitted || newSlot && (!need || pos > a.slots.between()) {
+			return 0, false
+		}
+		if need && newSlot {
+			fresh++
+		}
+		need, barrier = newSlot, false
+	}
+	return fresh, true
 }

@@ -54,22 +54,31 @@ func (w waited) selfWait(ctx context.Context) string {
 		if c.ended.Load() {
 			continue // the task has returned: its context is an outsider's
 		}
-		switch {
-		case w.task != nil && c == w.task:
-			return "from the task it waits for"
-		case w.group != nil && c.group == w.group:
-			return "from a member of the group"
-		case w.all && w.q.s.Holds(c.slot):
-			return "from a task of the queue"
+		if why := w.waitsFor(c); why != "" {
+			return why
 		}
-		for a := w.q; a != nil; a = a.target {
-			switch {
-			case !a.serial || !a.s.Holds(c.slot):
-			case a == w.q:
-				return "from a task of the serial queue it waits for"
-			default:
-				return "from a task that holds the one slot of a serial queue that the queue it waits for runs on"
-			}
+	}
+	return ""
+}
+
+// waitsFor reports why the running work c could never see w's work done
+// while it waits for it, or "".
+func (w waited) waitsFor(c *taskCtx) string {
+	switch {
+	case w.task != nil && c == w.task:
+		return "from the task it waits for"
+	case w.group != nil && c.group == w.group:
+		return "from a member of the group"
+	case w.all && w.q.s.Holds(c.slot):
+		return "from a task of the queue"
+	}
+	for a := w.q; a != nil; a = a.target {
+		switch {
+		case !a.serial || !a.s.Holds(c.slot):
+		case a == w.q:
+			return "from a task of the serial queue it waits for"
+		default:
+			return "from a task that holds the one slot of a serial queue that the queue it waits for runs on"
 		}
 	}
 	return ""
