@@ -25,6 +25,7 @@ type Handle struct {
 	// context wait on it, which costs no allocation; sleepers counts them.
 	done     sync.WaitGroup
 	sleepers atomic.Int32
+	awaited  bool // submitted with Awaited: a panic is the handle's alone
 }
 
 // A node is what a Handle's state points to. While the task is pending, the
@@ -82,6 +83,7 @@ func (a aborted) unwrap() error {
 // init readies h for a task submitted to q with ctx.
 func (h *Handle) init(ctx context.Context, q *Queue) {
 	h.tc.Context, h.q = ctx, q
+	h.awaited = ctx.Value(awaitedKey{}) != nil
 	h.done.Add(1)
 }
 

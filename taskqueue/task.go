@@ -46,8 +46,8 @@ func (h *Handle) run(sl scheduler.Slot, f func(context.Context) error) {
 	switch {
 	case p != nil:
 		q.panicked.Add(1)
-		if !h.finish(aborted{p}) {
-			q.onPanic(p) // nobody waited for the task: nobody else sees it
+		if !h.finish(aborted{p}) && !h.awaited {
+			q.onPanic(p) // nobody waited for the task, nor will: nobody else sees it
 		}
 	case err != nil:
 		q.failed.Add(1)
