@@ -178,29 +178,34 @@ func (s *Scheduler) takeLocked() (Task, bool) {
 	s.waits.startedLocked(s.list.frontID())
 	t := s.list.pop()
 	s.slots.running++
-	if isBarrier(t) {
-		s.gate.barriers--
-		s.gate.exclusive = true
-	}
 	switch {
 	case s.tree.isTurn(t):
 		s.slots.turns++
 		s.tree.mux.queued--
-	case !isCarried(t):
-		s.cfg.room.release(1)
+		return t, true
+	case isBarrier(t):
+		s.gate.barriers--
+		s.gate.exclusive = true
+	case isCarried(t):
+		return t, true // it holds no room
 	}
+	s.cfg.room.release(1)
 	return t, true
 }
 
-// finishLocked records the end of t, an item that ran on a slot of s.
-func (s *Scheduler) finishLocked(t Task) {
+// finishLocked records the end of t, an item that ran on a slot of s, and
+// reports whether its end lets other items start that could not (it was a
+// barrier): unlock must then start their slots.
+func (s *Scheduler) finishLocked(t Task) (opened bool) {
 	s.slots.running--
 	if s.tree.isTurn(t) {
 		s.slots.turns--
-	} else {
-		s.books.completed++
+		return false
 	}
+	s.books.completed++
 	if isBarrier(t) {
-		s.gate.exclusive = false // the items behind it may start: unlock starts their slots
+		s.gate.exclusive = false
+		return true
 	}
+	return false
 }

@@ -21,16 +21,24 @@ func (s *Scheduler) work(rec *slotRec) {
 // other, while they may start, and reports how many ran. It is called, and
 // returns, with s.mu held.
 func (s *Scheduler) runItemsLocked(rec *slotRec, max int32) int32 {
+	opened := true // the first take follows changes of others: unlock settles them
 	n := int32(0)
 	for ; n < max; n++ {
 		t, ok := s.takeLocked()
 		if !ok {
 			break
 		}
-		s.unlock() // what the take left may need a slot: a barrier's end lets many start
+		if opened {
+			s.unlock() // a barrier's end lets the items behind it start: on slots unlock starts
+		} else {
+			// An item ended and the next started: nothing else may start
+			// that could not before, s is not idle, and neither its slots
+			// nor its gate changed, so there is nothing for unlock to do.
+			s.mu.Unlock()
+		}
 		s.runItem(t, rec)
 		s.mu.Lock()
-		s.finishLocked(t)
+		opened = s.finishLocked(t)
 	}
 	return n
 }

@@ -68,6 +68,12 @@ func NewSerial(opts ...Option) *Queue {
 
 // NewConcurrent returns a queue that runs up to n tasks at once, starting them
 // in the order they were submitted. NewConcurrent panics if n < 1.
+//
+// A queue with no limit is NewConcurrent(math.MaxInt): each task then starts
+// at once, on a worker goroutine of its own while the others are busy, in
+// submission order. A limit costs nothing until tasks run (workers start on
+// demand and exit when idle), so a large one holds no more memory than a
+// small one; a limit above 1<<30 is taken as 1<<30.
 func NewConcurrent(n int, opts ...Option) *Queue {
 	if n < 1 {
 		panic(fmt.Sprintf("taskqueue: NewConcurrent(%d): concurrency must be positive", n))
