@@ -92,12 +92,14 @@ func WithTarget(target *Scheduler) Option {
 	return optionFunc(func(o *options) { o.target = target })
 }
 
-// WithPriority sets the priority of a child on its target (see WithTarget):
-// the target starts the items of its children of the highest priority first,
-// its own items having priority 0, except that, while items of lower
-// priorities wait, every eighth start goes to the one of them that has waited
-// longest, so that none starves. Without this option a child has priority 0
-// and takes its turns in order with its target's own items.
+// WithPriority sets the priority of a child on its target (see WithTarget).
+// Priorities order a target's children among themselves: each turn of the
+// target's that goes to a child goes to the one of the highest priority with
+// items waiting, except that, while children of lower priorities wait, every
+// eighth such turn goes to the one of them that has waited longest, so that
+// none starves. The target's own items keep their places in its list, in
+// order with the children's turns, whatever the priorities. Without this
+// option a child has priority 0.
 func WithPriority(p int) Option {
 	return optionFunc(func(o *options) { o.priority = int32(max(min(p, 1<<30), -(1 << 30))) })
 }

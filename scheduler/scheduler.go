@@ -185,7 +185,7 @@ func (s *Scheduler) push(t Task) (ID, error) {
 // pushLocked queues t; unlock starts the slot it needs.
 func (s *Scheduler) pushLocked(t Task) ID {
 	id := s.list.push(t)
-	s.waits.pushedLocked(id)
+	s.waits.pushedLocked(id, s.list.live)
 	if isBarrier(t) {
 		s.gate.barriers++
 	}

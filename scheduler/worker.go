@@ -77,11 +77,27 @@ func (s *Scheduler) runItem(t Task, rec *slotRec) {
 	}); p != nil {
 		r.end()
 		rec.next()
-		s.cfg.onPanic(p)
+		s.report(p, t, rec)
 		return
 	}
 	r.end()
 	rec.next()
+}
+
+// report gives p, the panic of t, to the panic handler. A handler that
+// calls runtime.Goexit (testing.T.FailNow does) ends the worker's goroutine:
+// the slot of rec is given back first, as for an item that calls it. A
+// handler must not panic: that panic goes on, not recovered.
+func (s *Scheduler) report(p *PanicError, t Task, rec *slotRec) {
+	c := catch.Call(func() { s.cfg.onPanic(p) }, func() {
+		s.mu.Lock()
+		s.finishLocked(t)
+		s.endSlotLocked(rec)
+		s.unlock()
+	})
+	if c != nil {
+		panic(c.Value)
+	}
 }
 
 // goexited gives back the slot of rec, whose item t called runtime.Goexit,

@@ -2,7 +2,9 @@ package taskqueue
 
 import (
 	"context"
+	"log/slog"
 	"sync/atomic"
+	"time"
 
 	"github.com/taskqueue-go/taskqueue/scheduler"
 )
@@ -123,10 +125,8 @@ func (c *taskCtx) takeTurn(ctx context.Context) (bool, error) {
 	select {
 	case t.ch <- struct{}{}:
 	default:
-		select {
-		case t.ch <- struct{}{}:
-		case <-ctx.Done():
-			return false, ctx.Err()
+		if err := waitTurn(ctx, t); err != nil {
+			return false, err
 		}
 	}
 	if c.ended.Load() {
@@ -134,6 +134,27 @@ func (c *taskCtx) takeTurn(ctx context.Context) (bool, error) {
 		return false, nil
 	}
 	return true, nil
+}
+
+// waitTurn waits for the turn t until ctx is done. A function in a task's
+// place that calls, with the context of the task (or of the function it
+// runs in) rather than its own, something that runs in the task's place
+// waits for its own turn: it says so through log/slog after five seconds,
+// as RunSync does of a call that waits behind its own task.
+func waitTurn(ctx context.Context, t *turn) error {
+	slow := time.NewTimer(slowWaitAfter)
+	defer slow.Stop()
+	for {
+		select {
+		case t.ch <- struct{}{}:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-slow.C:
+			slog.Warn("taskqueue: a call in a task's place has waited five seconds for its turn, which may be its own: " +
+				"a function run in a task's place must pass on the context it received, not the task's")
+		}
+	}
 }
 
 // giveTurn gives back the turn that takeTurn took.

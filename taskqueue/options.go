@@ -59,7 +59,10 @@ func logPanic(p *PanicError) {
 // not reported again.
 //
 // The handler runs on the goroutine of the task that panicked, after the
-// task's handle completes, and must not block for long. Without this option,
+// task's handle completes, and must not block for long. It must not panic:
+// that panic is not recovered. If it calls runtime.Goexit (as
+// testing.T.FailNow does), its goroutine ends and the task's slot passes
+// on, as for a task that calls it. Without this option,
 // panics are reported through log/slog's default logger, at level Error,
 // with the attributes queue (its name, see WithName), panic (the value) and
 // stack.
@@ -131,12 +134,15 @@ func WithTarget(target *Queue) Option {
 }
 
 // WithPriority sets the priority of a child queue on its target (see
-// WithTarget): the target starts the tasks of its children of the highest
-// priority first, its own tasks having priority 0, except that, while tasks of
-// lower priorities wait, every eighth start goes to the one of them that has
-// waited longest, so that none starves. A game gives the loading of visible
-// assets a higher priority than that of distant ones. Without this option a
-// child has priority 0. It has no effect on a queue without a target.
+// WithTarget). Priorities order a target's children among themselves: each
+// turn of the target's that goes to a child goes to the one of the highest
+// priority with tasks waiting, except that, while children of lower
+// priorities wait, every eighth such turn goes to the one of them that has
+// waited longest, so that none starves. The target's own tasks keep their
+// places in its list, in submission order with the children's turns, whatever
+// the priorities. A game gives the loading of visible assets a higher
+// priority than that of distant ones. Without this option a child has
+// priority 0. It has no effect on a queue without a target.
 func WithPriority(p int) Option {
 	return optionFunc(func(o *options) { o.priority = p })
 }

@@ -167,6 +167,7 @@ func (q *Queue) observeGo(f func()) func() {
 // RunAsync is shorthand for the generic RunAsync with a task that returns no
 // value.
 func (q *Queue) RunAsync(ctx context.Context, f func(context.Context) error) *Handle {
+	mustCtx("RunAsync", ctx)
 	if f == nil {
 		nilFunc("RunAsync")
 	}
@@ -178,9 +179,11 @@ func (q *Queue) RunAsync(ctx context.Context, f func(context.Context) error) *Ha
 // RunBarrier is RunAsync for a barrier task: f starts when every task
 // submitted before it has finished, and no task submitted after it starts
 // until f has returned, so f runs alone even on a concurrent queue (GCD's
-// barrier blocks, .NET's ConcurrentExclusiveSchedulerPair). On a serial queue a
-// barrier is an ordinary task.
+// barrier blocks, .NET's ConcurrentExclusiveSchedulerPair). A delayed task
+// counts as submitted when it comes due. On a serial queue a barrier is an
+// ordinary task.
 func (q *Queue) RunBarrier(ctx context.Context, f func(context.Context) error) *Handle {
+	mustCtx("RunBarrier", ctx)
 	if f == nil {
 		nilFunc("RunBarrier")
 	}
@@ -192,6 +195,8 @@ func (q *Queue) RunBarrier(ctx context.Context, f func(context.Context) error) *
 // RunAsync submits f to run on q and returns a Future for its result. It is
 // the typed form of Queue.RunAsync, which documents it.
 func RunAsync[T any](ctx context.Context, q *Queue, f func(context.Context) (T, error)) *Future[T] {
+	mustCtx("RunAsync", ctx)
+	mustQueue(q, "RunAsync")
 	if f == nil {
 		nilFunc("RunAsync")
 	}

@@ -84,6 +84,7 @@ func (f *Future[T]) Result() (T, error) {
 // error the task returned, as Result does. If ctx is done first, it returns
 // the zero T and ctx.Err(), and the task goes on.
 func (f *Future[T]) Wait(ctx context.Context) (T, error) {
+	mustCtx("Future.Wait", ctx)
 	if err := f.Handle.Wait(ctx); !f.IsDone() {
 		var zero T
 		return zero, err
