@@ -54,7 +54,9 @@ func TestMain(m *testing.M) {
 func serve(t *testing.T) string {
 	t.Helper()
 	built.once.Do(func() {
-		built.site, built.err = site.Build(context.Background())
+		var log bytes.Buffer
+		built.site, built.err = site.Build(context.Background(), &log)
+		t.Logf("%s", log.Bytes())
 		if built.err == nil {
 			t.Logf("built main.wasm (%.1f MB) for js/wasm in %v",
 				float64(built.site.WasmSize)/1e6, built.site.BuildTime.Round(time.Millisecond))
