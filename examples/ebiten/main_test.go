@@ -38,19 +38,33 @@ func TestCheckMode(t *testing.T) {
 		t.Fatal("no X display: run this test under xvfb-run, as .ci/run does")
 	}
 	path := filepath.Join(t.TempDir(), "shot.png")
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := beforeDeadline(t)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), checkEnv+"="+path)
+	start := time.Now()
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		t.Fatalf("check mode failed: %v\n%s", err, out)
+		t.Fatalf("check mode failed after %v: %v\n%s", time.Since(start).Round(time.Millisecond), err, out)
 	}
+	t.Logf("check mode, %v of wall clock:\n%s", time.Since(start).Round(time.Millisecond), out)
 	for _, want := range []string{"pixels below the text match tick", "loading: 51 assets", "playing: "} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("check mode output lacks %q:\n%s", want, out)
 		}
 	}
+}
+
+// beforeDeadline returns a context that ends a little before go test's own
+// -timeout, if there is one, so that a child process that hangs is stopped
+// and its output shown. It sets no bound of its own: a busy machine takes
+// what it takes.
+func beforeDeadline(t *testing.T) (context.Context, context.CancelFunc) {
+	d, ok := t.Deadline()
+	if !ok {
+		return context.WithCancel(context.Background())
+	}
+	return context.WithDeadline(context.Background(), d.Add(-min(30*time.Second, time.Until(d)/10)))
 }
 
 // TestVerifyCanFail makes sure the pixel check can fail: a frame drawn in
