@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/taskqueue-go/taskqueue/examples/internal/testctx"
 )
 
 // checkEnv makes the test binary run the game in check mode instead of the
@@ -38,7 +40,7 @@ func TestCheckMode(t *testing.T) {
 		t.Fatal("no X display: run this test under xvfb-run, as .ci/run does")
 	}
 	path := filepath.Join(t.TempDir(), "shot.png")
-	ctx, cancel := beforeDeadline(t)
+	ctx, cancel := testctx.BeforeDeadline(t, context.Background())
 	defer cancel()
 	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), checkEnv+"="+path)
@@ -53,18 +55,6 @@ func TestCheckMode(t *testing.T) {
 			t.Errorf("check mode output lacks %q:\n%s", want, out)
 		}
 	}
-}
-
-// beforeDeadline returns a context that ends a little before go test's own
-// -timeout, if there is one, so that a child process that hangs is stopped
-// and its output shown. It sets no bound of its own: a busy machine takes
-// what it takes.
-func beforeDeadline(t *testing.T) (context.Context, context.CancelFunc) {
-	d, ok := t.Deadline()
-	if !ok {
-		return context.WithCancel(context.Background())
-	}
-	return context.WithDeadline(context.Background(), d.Add(-min(30*time.Second, time.Until(d)/10)))
 }
 
 // TestVerifyCanFail makes sure the pixel check can fail: a frame drawn in

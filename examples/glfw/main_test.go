@@ -15,6 +15,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/taskqueue-go/taskqueue/examples/internal/fractal"
+	"github.com/taskqueue-go/taskqueue/examples/internal/testctx"
 )
 
 // checkEnv makes the test binary run the program in check mode instead of
@@ -40,7 +41,7 @@ func TestCheckMode(t *testing.T) {
 		t.Fatal("no X display: run this test under xvfb-run, as .ci/run does")
 	}
 	dir := t.TempDir()
-	ctx, cancel := beforeDeadline(t)
+	ctx, cancel := testctx.BeforeDeadline(t, context.Background())
 	defer cancel()
 	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), checkEnv+"="+dir)
@@ -58,18 +59,6 @@ func TestCheckMode(t *testing.T) {
 			t.Error(err)
 		}
 	}
-}
-
-// beforeDeadline returns a context that ends a little before go test's own
-// -timeout, if there is one, so that a child process that hangs is stopped
-// and its output shown. It sets no bound of its own: a busy machine takes
-// what it takes.
-func beforeDeadline(t *testing.T) (context.Context, context.CancelFunc) {
-	d, ok := t.Deadline()
-	if !ok {
-		return context.WithCancel(context.Background())
-	}
-	return context.WithDeadline(context.Background(), d.Add(-min(30*time.Second, time.Until(d)/10)))
 }
 
 // fakeShot returns a screenshot of a half-streamed picture drawn in

@@ -22,6 +22,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/taskqueue-go/taskqueue/examples/internal/fractal"
+	"github.com/taskqueue-go/taskqueue/examples/internal/testctx"
 	"github.com/taskqueue-go/taskqueue/examples/web/internal/page"
 	"github.com/taskqueue-go/taskqueue/examples/web/internal/site"
 )
@@ -167,12 +168,8 @@ func load(t *testing.T, url string) (result, []byte) {
 	// The page takes what the machine gives it: the wait has no bound of its
 	// own, only go test's -timeout, which it leaves a little early so that
 	// the failure comes with the page's console.
-	wctx := ctx
-	if d, ok := t.Deadline(); ok {
-		var cancelWait context.CancelFunc
-		wctx, cancelWait = context.WithDeadline(ctx, d.Add(-min(30*time.Second, time.Until(d)/10)))
-		defer cancelWait()
-	}
+	wctx, cancelWait := testctx.BeforeDeadline(t, ctx)
+	defer cancelWait()
 	r, err := chromedp.Run(wctx, chromedp.Poll[result]("window.taskqueueWeb",
 		chromedp.WithPollingInterval(100*time.Millisecond), chromedp.WithPollingTimeout(0)))
 	if err != nil {
