@@ -44,7 +44,8 @@ func TestAwaitedPanicsGoToTheHandleAlone(t *testing.T) {
 		}
 		q.Close()
 	})
-	if msg := testkit.PanicMessage(func() { taskqueue.Awaited(nil) }); msg != "taskqueue: Awaited(nil)" {
+	var none context.Context
+	if msg := testkit.PanicMessage(func() { taskqueue.Awaited(none) }); msg != "taskqueue: Awaited(nil)" {
 		t.Errorf("Awaited(nil) panicked with %q", msg)
 	}
 }
