@@ -1,6 +1,7 @@
 package testkit_test
 
 import (
+	"slices"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -76,5 +77,36 @@ func TestGauge(t *testing.T) {
 	}
 	if want := "q: 3 functions at once (limit 2), entering c"; g.Over() != want {
 		t.Errorf("Over() = %q; want %q", g.Over(), want)
+	}
+}
+
+func TestIsClosed(t *testing.T) {
+	ch := make(chan struct{})
+	if testkit.IsClosed(ch) {
+		t.Error("IsClosed(open channel) = true")
+	}
+	close(ch)
+	if !testkit.IsClosed(ch) {
+		t.Error("IsClosed(closed channel) = false")
+	}
+}
+
+func TestLog(t *testing.T) {
+	var l testkit.Log
+	l.Add("b")
+	l.Add("a")
+	if got, want := l.Take(), []string{"b", "a"}; !slices.Equal(got, want) {
+		t.Errorf("Take() = %q; want %q, in the order added", got, want)
+	}
+	if got := l.Take(); len(got) != 0 {
+		t.Errorf("second Take() = %q; want nothing", got)
+	}
+	var wg sync.WaitGroup
+	for _, e := range []string{"c", "a", "b"} {
+		wg.Go(func() { l.Add(e) })
+	}
+	wg.Wait()
+	if got, want := l.TakeSorted(), []string{"a", "b", "c"}; !slices.Equal(got, want) {
+		t.Errorf("TakeSorted() = %q; want %q", got, want)
 	}
 }
