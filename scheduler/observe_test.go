@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"runtime"
 	"runtime/pprof"
 	"runtime/trace"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -147,5 +149,34 @@ func TestWaitLatency(t *testing.T) {
 				t.Errorf("limit %d: Wait = %+v; want P50 over 1s, and P50 <= P99 <= Max <= 2s", limit, l)
 			}
 		})
+	}
+}
+
+// BenchmarkObserve measures what names (pprof labels on the workers) and
+// runtime/trace cost per item: an unnamed scheduler against a named one,
+// with tracing off and on.
+func BenchmarkObserve(b *testing.B) {
+	for _, tracing := range []bool{false, true} {
+		for _, name := range []string{"", "render"} {
+			b.Run(fmt.Sprintf("trace=%v/named=%v", tracing, name != ""), func(b *testing.B) {
+				if tracing {
+					if err := trace.Start(io.Discard); err != nil {
+						b.Skip(err)
+					}
+					defer trace.Stop()
+				}
+				b.ReportAllocs()
+				s := scheduler.New(1, scheduler.WithName(name))
+				var n atomic.Int64
+				item := scheduler.Func(func() { n.Add(1) })
+				for i := 1; b.Loop(); i++ {
+					s.Enqueue(item)
+					if i%drainEvery == 0 {
+						s.Wait(context.Background())
+					}
+				}
+				s.Wait(context.Background())
+			})
+		}
 	}
 }

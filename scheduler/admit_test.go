@@ -1,0 +1,235 @@
+package scheduler_test
+
+import (
+	"fmt"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/taskqueue-go/taskqueue/scheduler"
+)
+
+// TestFIFOAndLimit checks that items start in FIFO order, at most limit at a
+// time, as earlier ones finish.
+func TestFIFOAndLimit(t *testing.T) {
+	for _, limit := range []int{1, 2, 3} {
+		t.Run(fmt.Sprintf("limit=%d", limit), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var log eventLog
+				s := scheduler.New(limit)
+				var gates []*gate
+				for i := range 7 {
+					g := newGate(fmt.Sprint(i), &log)
+					gates = append(gates, g)
+					if _, err := s.Enqueue(g); err != nil {
+						t.Fatalf("Enqueue: %v", err)
+					}
+				}
+				synctest.Wait()
+				var want []string
+				for i := range limit {
+					want = append(want, fmt.Sprint(i))
+				}
+				if got := log.sorted(); !slices.Equal(got, want) {
+					t.Fatalf("started %v; want %v", got, want)
+				}
+				if got := s.Stats().Running; got != limit {
+					t.Errorf("Running() = %d; want %d", got, limit)
+				}
+				if got := s.Stats().Pending; got != 7-limit {
+					t.Errorf("Pending() = %d; want %d", got, 7-limit)
+				}
+				// Each finish lets exactly the next item in line start.
+				for i := range 7 {
+					close(gates[i].release)
+					synctest.Wait()
+					var want []string
+					if next := i + limit; next < 7 {
+						want = []string{fmt.Sprint(next)}
+					}
+					if got := log.take(); !slices.Equal(got, want) {
+						t.Fatalf("after item %d finished, started %v; want %v", i, got, want)
+					}
+				}
+				if got := s.Active(); got != 0 {
+					t.Errorf("idle scheduler has %d active workers; want 0", got)
+				}
+			})
+		})
+	}
+}
+
+func TestBarrier(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var log eventLog
+		s := scheduler.New(3)
+		a, b := newGate("a", &log), newGate("b", &log)
+		bar := newGate("barrier", &log)
+		c, d := newGate("c", &log), newGate("d", &log)
+		s.Enqueue(a)
+		s.Enqueue(b)
+		s.Enqueue(scheduler.Barrier(bar))
+		s.Enqueue(c)
+		s.Enqueue(d)
+		synctest.Wait()
+		if got, want := log.sorted(), []string{"a", "b"}; !slices.Equal(got, want) {
+			t.Fatalf("started %v; want %v: the barrier waits for the items before it", got, want)
+		}
+		close(a.release)
+		synctest.Wait()
+		if got := log.take(); len(got) != 0 {
+			t.Fatalf("started %v while b still ran; want nothing", got)
+		}
+		close(b.release)
+		synctest.Wait()
+		if got, want := log.take(), []string{"barrier"}; !slices.Equal(got, want) {
+			t.Fatalf("started %v; want %v alone", got, want)
+		}
+		if got := s.Stats().Running; got != 1 {
+			t.Errorf("Running() = %d during the barrier; want 1", got)
+		}
+		if s.TryRun(scheduler.Slot{}, func(scheduler.Slot) {}) {
+			t.Error("TryRun ran an item beside a barrier")
+		}
+		close(bar.release)
+		synctest.Wait()
+		if got, want := log.sorted(), []string{"c", "d"}; !slices.Equal(got, want) {
+			t.Fatalf("started %v after the barrier; want %v together", got, want)
+		}
+		close(c.release)
+		close(d.release)
+	})
+}
+
+func TestBarrierDequeuedUnblocksItemsBehindIt(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var log eventLog
+		s := scheduler.New(2)
+		a, bar, c := newGate("a", &log), newGate("barrier", &log), newGate("c", &log)
+		s.Enqueue(a)
+		id, _ := s.Enqueue(scheduler.Barrier(bar))
+		s.Enqueue(c)
+		synctest.Wait()
+		if !s.TryDequeue(id) {
+			t.Fatal("TryDequeue(barrier) = false; want true")
+		}
+		synctest.Wait()
+		if got, want := log.sorted(), []string{"a", "c"}; !slices.Equal(got, want) {
+			t.Errorf("started %v; want %v once the barrier is gone", got, want)
+		}
+		close(a.release)
+		close(c.release)
+	})
+}
+
+// TestHammerNoLostWakeup hunts the lost wake-up: an item queued at the
+// instant the last worker decides to exit must still run. Producers queue
+// items one or a few at a time and wait for them to run, so that the list
+// keeps emptying and workers keep exiting while new items arrive. A monitor
+// checks, under the scheduler's lock, that no item ever waits with no worker
+// to take it (a state that, seen under the lock, is a lost wake-up), and at
+// the end every item must have run exactly once.
+func TestHammerNoLostWakeup(t *testing.T) {
+	total := 1 << 20
+	if testing.Short() || raceEnabled {
+		total = 1 << 16
+	}
+	for _, limit := range []int{1, 2, 8} {
+		t.Run(fmt.Sprintf("limit=%d", limit), func(t *testing.T) {
+			hammer(t, limit, total)
+		})
+	}
+}
+
+func hammer(t *testing.T, limit, total int) {
+	const producers = 8
+	s := scheduler.New(limit)
+	var ran atomic.Int64
+	stop := make(chan struct{})
+	var violations atomic.Int64
+	var monitor sync.WaitGroup
+	monitor.Go(func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if pending, active := s.Snapshot(); pending > 0 && active == 0 {
+				violations.Add(1)
+			}
+			runtime.Gosched()
+		}
+	})
+
+	var wg sync.WaitGroup
+	for p := range producers {
+		wg.Go(func() {
+			var mine atomic.Int64
+			item := scheduler.Func(func() {
+				mine.Add(1)
+				ran.Add(1)
+			})
+			n := int64(total / producers)
+			burst := int64(p%3 + 1) // producers queue 1, 2 or 3 items between waits
+			for sent := int64(0); sent < n; {
+				for range min(burst, n-sent) {
+					if _, err := s.Enqueue(item); err != nil {
+						t.Errorf("Enqueue: %v", err)
+						return
+					}
+					sent++
+				}
+				for spins := 1; mine.Load() < sent; spins++ {
+					if spins%64 == 0 {
+						if pending, active := s.Snapshot(); pending > 0 && active == 0 {
+							violations.Add(1)
+							return // the item is stranded; waiting would hang
+						}
+					}
+					runtime.Gosched()
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(stop)
+	monitor.Wait()
+	if v := violations.Load(); v > 0 {
+		t.Fatalf("saw %d times an item queued with no worker to take it", v)
+	}
+	if err := s.Wait(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := ran.Load(), int64(total/producers*producers); got != want {
+		t.Errorf("%d items ran; want %d", got, want)
+	}
+	if got := s.Stats().Completed; got != uint64(ran.Load()) {
+		t.Errorf("Completed() = %d; want %d", got, ran.Load())
+	}
+	if pending, active := s.Snapshot(); pending != 0 || active != 0 {
+		t.Errorf("after the hammer: %d pending, %d workers; want 0, 0", pending, active)
+	}
+}
+
+// No lost wake-up: an item queued as the last worker leaves still runs.
+func TestNoLostWakeupOneAtATime(t *testing.T) {
+	for _, limit := range []int{1, 2} {
+		s := scheduler.New(limit)
+		for i := range 20000 {
+			done := make(chan struct{})
+			if _, err := s.Enqueue(scheduler.Func(func() { close(done) })); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case <-done:
+			case <-time.After(20 * time.Second):
+				t.Fatalf("limit %d: item %d stranded", limit, i)
+			}
+		}
+	}
+}

@@ -1,0 +1,163 @@
+package scheduler_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/taskqueue-go/taskqueue/scheduler"
+)
+
+func TestMaxPending(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var log eventLog
+		s := scheduler.New(1, scheduler.WithMaxPending(2))
+		a, b, c := newGate("a", &log), newGate("b", &log), newGate("c", &log)
+		s.Enqueue(a)
+		synctest.Wait() // a runs and no longer counts against the bound
+		s.Enqueue(b)
+		s.Enqueue(c)
+		if _, err := s.Enqueue(scheduler.Func(func() {})); err != scheduler.ErrFull {
+			t.Errorf("Enqueue on a full list = %v; want ErrFull", err)
+		}
+
+		// EnqueueContext waits for room, until its context is done.
+		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+		defer cancel()
+		start := time.Now()
+		if _, err := s.EnqueueContext(ctx, scheduler.Func(func() {})); err != context.DeadlineExceeded {
+			t.Errorf("EnqueueContext = %v; want DeadlineExceeded", err)
+		}
+		if waited := time.Since(start); waited != time.Second {
+			t.Errorf("EnqueueContext gave up after %v; want 1s", waited)
+		}
+
+		// Room made by a finishing item goes to the waiting caller.
+		d := newGate("d", &log)
+		result := make(chan error)
+		go func() {
+			_, err := s.EnqueueContext(t.Context(), d)
+			result <- err
+		}()
+		synctest.Wait()
+		close(a.release) // b starts, making room
+		if err := <-result; err != nil {
+			t.Errorf("EnqueueContext after room was made = %v; want nil", err)
+		}
+
+		// Close wakes the callers still waiting.
+		go func() {
+			_, err := s.EnqueueContext(t.Context(), scheduler.Func(func() {}))
+			result <- err
+		}()
+		synctest.Wait()
+		s.Close()
+		if err := <-result; err != scheduler.ErrClosed {
+			t.Errorf("EnqueueContext waiting at Close = %v; want ErrClosed", err)
+		}
+		if _, err := s.Enqueue(scheduler.Func(func() {})); err != scheduler.ErrClosed {
+			t.Errorf("Enqueue on a closed, full list = %v; want ErrClosed", err)
+		}
+		close(b.release)
+		close(c.release)
+		close(d.release)
+		synctest.Wait()
+		if got := log.take(); !slices.Equal(got, []string{"a", "b", "c", "d"}) {
+			t.Errorf("ran %v; want [a b c d]: queued items run after Close", got)
+		}
+	})
+}
+
+func TestReserve(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := scheduler.New(1, scheduler.WithMaxPending(2))
+		var log eventLog
+		a := newGate("a", &log)
+		s.Enqueue(a)
+		synctest.Wait()
+		r1, err := s.Reserve()
+		if err != nil {
+			t.Fatalf("Reserve = %v", err)
+		}
+		r2, err := s.ReserveContext(t.Context())
+		if err != nil {
+			t.Fatalf("ReserveContext = %v", err)
+		}
+		if _, err := s.Reserve(); err != scheduler.ErrFull {
+			t.Errorf("Reserve with the list full of reservations = %v; want ErrFull", err)
+		}
+		if _, err := s.Enqueue(scheduler.Func(func() {})); err != scheduler.ErrFull {
+			t.Errorf("Enqueue with the list full of reservations = %v; want ErrFull", err)
+		}
+		if !r2.Cancel() {
+			t.Error("Cancel of an unused reservation = false")
+		}
+		if r2.Cancel() {
+			t.Error("second Cancel = true; the room was given back twice")
+		}
+		if got := panicMessage(func() { r2.Enqueue(scheduler.Func(func() {})) }); got != "scheduler: Reservation.Enqueue of a reservation already used or canceled" {
+			t.Errorf("Enqueue on a canceled reservation panicked with %q", got)
+		}
+		s.Close()
+		if _, err := s.Reserve(); err != scheduler.ErrClosed {
+			t.Errorf("Reserve after Close = %v; want ErrClosed", err)
+		}
+		// A reservation taken before Close is honoured after it.
+		b := newGate("b", &log)
+		r1.Enqueue(b)
+		if r1.Cancel() {
+			t.Error("Cancel after Enqueue = true")
+		}
+		close(a.release)
+		close(b.release)
+		if err := s.Wait(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if got := log.take(); !slices.Equal(got, []string{"a", "b"}) {
+			t.Errorf("ran %v; want [a b]", got)
+		}
+	})
+}
+
+// Reservations: queuing on one never fails, even after Close; used once.
+func TestReservationAfterClose(t *testing.T) {
+	s := scheduler.New(1, scheduler.WithMaxPending(1))
+	r, err := s.Reserve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Enqueue(scheduler.Func(func() {})); !errors.Is(err, scheduler.ErrFull) {
+		t.Fatalf("Enqueue with the only room reserved: %v", err)
+	}
+	if _, err := s.Reserve(); !errors.Is(err, scheduler.ErrFull) {
+		t.Fatalf("second Reserve: %v", err)
+	}
+	s.Close()
+	ran := make(chan struct{})
+	r.Enqueue(scheduler.Func(func() { close(ran) }))
+	<-ran
+	if r.Cancel() {
+		t.Error("Cancel after Enqueue reported true")
+	}
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Error("second Enqueue on a used Reservation did not panic")
+			}
+		}()
+		r.Enqueue(scheduler.Func(func() {}))
+	}()
+	s.Wait(context.Background())
+	s2 := scheduler.New(1, scheduler.WithMaxPending(1))
+	r2, _ := s2.Reserve()
+	if !r2.Cancel() || r2.Cancel() {
+		t.Error("Cancel once true, then false")
+	}
+	if _, err := s2.Enqueue(scheduler.Func(func() {})); err != nil {
+		t.Errorf("room not given back by Cancel: %v", err)
+	}
+	s2.Wait(context.Background())
+}
