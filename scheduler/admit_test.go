@@ -10,6 +10,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/taskqueue-go/taskqueue/internal/testkit"
 	"github.com/taskqueue-go/taskqueue/scheduler"
 )
 
@@ -19,7 +20,7 @@ func TestFIFOAndLimit(t *testing.T) {
 	for _, limit := range []int{1, 2, 3} {
 		t.Run(fmt.Sprintf("limit=%d", limit), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				var log eventLog
+				var log testkit.Log
 				s := scheduler.New(limit)
 				var gates []*gate
 				for i := range 7 {
@@ -34,7 +35,7 @@ func TestFIFOAndLimit(t *testing.T) {
 				for i := range limit {
 					want = append(want, fmt.Sprint(i))
 				}
-				if got := log.sorted(); !slices.Equal(got, want) {
+				if got := log.TakeSorted(); !slices.Equal(got, want) {
 					t.Fatalf("started %v; want %v", got, want)
 				}
 				if got := s.Stats().Running; got != limit {
@@ -51,7 +52,7 @@ func TestFIFOAndLimit(t *testing.T) {
 					if next := i + limit; next < 7 {
 						want = []string{fmt.Sprint(next)}
 					}
-					if got := log.take(); !slices.Equal(got, want) {
+					if got := log.Take(); !slices.Equal(got, want) {
 						t.Fatalf("after item %d finished, started %v; want %v", i, got, want)
 					}
 				}
@@ -65,7 +66,7 @@ func TestFIFOAndLimit(t *testing.T) {
 
 func TestBarrier(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var log eventLog
+		var log testkit.Log
 		s := scheduler.New(3)
 		a, b := newGate("a", &log), newGate("b", &log)
 		bar := newGate("barrier", &log)
@@ -76,17 +77,17 @@ func TestBarrier(t *testing.T) {
 		s.Enqueue(c)
 		s.Enqueue(d)
 		synctest.Wait()
-		if got, want := log.sorted(), []string{"a", "b"}; !slices.Equal(got, want) {
+		if got, want := log.TakeSorted(), []string{"a", "b"}; !slices.Equal(got, want) {
 			t.Fatalf("started %v; want %v: the barrier waits for the items before it", got, want)
 		}
 		close(a.release)
 		synctest.Wait()
-		if got := log.take(); len(got) != 0 {
+		if got := log.Take(); len(got) != 0 {
 			t.Fatalf("started %v while b still ran; want nothing", got)
 		}
 		close(b.release)
 		synctest.Wait()
-		if got, want := log.take(), []string{"barrier"}; !slices.Equal(got, want) {
+		if got, want := log.Take(), []string{"barrier"}; !slices.Equal(got, want) {
 			t.Fatalf("started %v; want %v alone", got, want)
 		}
 		if got := s.Stats().Running; got != 1 {
@@ -97,7 +98,7 @@ func TestBarrier(t *testing.T) {
 		}
 		close(bar.release)
 		synctest.Wait()
-		if got, want := log.sorted(), []string{"c", "d"}; !slices.Equal(got, want) {
+		if got, want := log.TakeSorted(), []string{"c", "d"}; !slices.Equal(got, want) {
 			t.Fatalf("started %v after the barrier; want %v together", got, want)
 		}
 		close(c.release)
@@ -107,7 +108,7 @@ func TestBarrier(t *testing.T) {
 
 func TestBarrierDequeuedUnblocksItemsBehindIt(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var log eventLog
+		var log testkit.Log
 		s := scheduler.New(2)
 		a, bar, c := newGate("a", &log), newGate("barrier", &log), newGate("c", &log)
 		s.Enqueue(a)
@@ -118,7 +119,7 @@ func TestBarrierDequeuedUnblocksItemsBehindIt(t *testing.T) {
 			t.Fatal("TryDequeue(barrier) = false; want true")
 		}
 		synctest.Wait()
-		if got, want := log.sorted(), []string{"a", "c"}; !slices.Equal(got, want) {
+		if got, want := log.TakeSorted(), []string{"a", "c"}; !slices.Equal(got, want) {
 			t.Errorf("started %v; want %v once the barrier is gone", got, want)
 		}
 		close(a.release)
@@ -135,7 +136,7 @@ func TestBarrierDequeuedUnblocksItemsBehindIt(t *testing.T) {
 // the end every item must have run exactly once.
 func TestHammerNoLostWakeup(t *testing.T) {
 	total := 1 << 20
-	if testing.Short() || raceEnabled {
+	if testing.Short() || testkit.RaceEnabled {
 		total = 1 << 16
 	}
 	for _, limit := range []int{1, 2, 8} {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"testing/synctest"
 
+	"github.com/taskqueue-go/taskqueue/internal/testkit"
 	"github.com/taskqueue-go/taskqueue/scheduler"
 )
 
@@ -50,7 +51,7 @@ func TestSuspendResume(t *testing.T) {
 		if got := ran.Load(); got != 4 {
 			t.Errorf("ran %d after both Resumes; want 4", got)
 		}
-		if msg := panicMessage(root.Resume); msg != "scheduler: Resume of a scheduler that is not suspended" {
+		if msg := testkit.PanicMessage(root.Resume); msg != "scheduler: Resume of a scheduler that is not suspended" {
 			t.Errorf("Resume without Suspend panicked with %q", msg)
 		}
 	})
@@ -67,31 +68,30 @@ func TestSetLimit(t *testing.T) {
 			} else {
 				s = scheduler.New(1)
 			}
-			var g gauge
+			var g testkit.Gauge
 			release := make(chan struct{})
 			for range 6 {
-				s.Enqueue(scheduler.Func(func() { g.enter(); <-release; g.leave() }))
+				s.Enqueue(scheduler.Func(func() { g.Enter("item"); <-release; g.Leave() }))
 			}
 			synctest.Wait()
 			s.SetLimit(4)
 			synctest.Wait()
-			if now := g.now.Load(); now != 4 {
+			if now := g.Now(); now != 4 {
 				t.Errorf("tree %v: %d running after SetLimit(4); want 4", tree, now)
 			}
 			s.SetLimit(2)
-			g.peak.Store(0)
 			gate2 := make(chan struct{})
 			for range 6 {
-				s.Enqueue(scheduler.Func(func() { g.enter(); <-gate2; g.leave() }))
+				s.Enqueue(scheduler.Func(func() { g.Enter("item"); <-gate2; g.Leave() }))
 			}
 			close(release)
 			synctest.Wait()
-			if now := g.now.Load(); now != 2 {
+			if now := g.Now(); now != 2 {
 				t.Errorf("tree %v: %d running after SetLimit(2); want 2", tree, now)
 			}
 			close(gate2)
 			s.Wait(t.Context())
-			if msg := panicMessage(func() { s.SetLimit(0) }); msg != "scheduler: SetLimit(0): limit must be positive" {
+			if msg := testkit.PanicMessage(func() { s.SetLimit(0) }); msg != "scheduler: SetLimit(0): limit must be positive" {
 				t.Errorf("SetLimit(0) panicked with %q", msg)
 			}
 		}

@@ -6,12 +6,13 @@ import (
 	"testing"
 	"testing/synctest"
 
+	"github.com/taskqueue-go/taskqueue/internal/testkit"
 	"github.com/taskqueue-go/taskqueue/scheduler"
 )
 
 func TestTryRun(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var log eventLog
+		var log testkit.Log
 		s := scheduler.New(1)
 		ran := false
 		if !s.TryRun(scheduler.Slot{}, func(scheduler.Slot) { ran = true }) || !ran {
@@ -31,19 +32,19 @@ func TestTryRun(t *testing.T) {
 		s.TryRun(scheduler.Slot{}, func(scheduler.Slot) {
 			s.Enqueue(b)
 			synctest.Wait()
-			if got := log.take(); !slices.Equal(got, []string{"a"}) {
+			if got := log.Take(); !slices.Equal(got, []string{"a"}) {
 				t.Errorf("started %v while TryRun held the only slot; want [a]", got)
 			}
 		})
 		synctest.Wait()
-		if got := log.take(); !slices.Equal(got, []string{"b"}) {
+		if got := log.Take(); !slices.Equal(got, []string{"b"}) {
 			t.Errorf("started %v after TryRun; want [b]", got)
 		}
 		close(b.release)
 		synctest.Wait()
 
 		// A panic reaches the caller and frees the slot.
-		msg := panicMessage(func() { s.TryRun(scheduler.Slot{}, func(scheduler.Slot) { panic("boom") }) })
+		msg := testkit.PanicMessage(func() { s.TryRun(scheduler.Slot{}, func(scheduler.Slot) { panic("boom") }) })
 		if msg != "boom" {
 			t.Errorf("TryRun panicked with %q; want %q", msg, "boom")
 		}
@@ -61,7 +62,7 @@ func TestTryRun(t *testing.T) {
 // it, even when a slot is free.
 func TestTryRunKeepsFIFO(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var log eventLog
+		var log testkit.Log
 		s := scheduler.New(2)
 		a, bar, c := newGate("a", &log), newGate("barrier", &log), newGate("c", &log)
 		s.Enqueue(a)

@@ -9,6 +9,7 @@ import (
 
 	"pgregory.net/rapid"
 
+	"github.com/taskqueue-go/taskqueue/internal/testkit"
 	"github.com/taskqueue-go/taskqueue/scheduler"
 )
 
@@ -72,15 +73,6 @@ func (r *refScheduler) advance() {
 		}
 		r.queue = r.queue[1:]
 		r.running = append(r.running, h)
-	}
-}
-
-func isClosed(c chan struct{}) bool {
-	select {
-	case <-c:
-		return true
-	default:
-		return false
 	}
 }
 
@@ -203,7 +195,7 @@ func (m *schedulerMachine) Check(t *rapid.T) {
 	for k, it := range m.items {
 		// An item has started if it runs, or if it ended and was not
 		// dequeued (a dequeued one must never start).
-		want := slices.Contains(m.ref.running, it) || (it.ended && isClosed(it.release))
+		want := slices.Contains(m.ref.running, it) || (it.ended && testkit.IsClosed(it.release))
 		if got := it.started.Load(); got != want {
 			t.Fatalf("item %d started = %v; want %v (queue %d, running %d)", k, got, want, len(m.ref.queue), len(m.ref.running))
 		}
@@ -234,7 +226,7 @@ func (m *schedulerMachine) Check(t *rapid.T) {
 // finish lets everything end, so that the bubble ends with no goroutine.
 func (m *schedulerMachine) finish(t *rapid.T) {
 	for _, it := range m.items {
-		if !isClosed(it.release) {
+		if !testkit.IsClosed(it.release) {
 			close(it.release)
 		}
 	}

@@ -8,12 +8,13 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/taskqueue-go/taskqueue/internal/testkit"
 	"github.com/taskqueue-go/taskqueue/scheduler"
 )
 
 func TestMaxPending(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var log eventLog
+		var log testkit.Log
 		s := scheduler.New(1, scheduler.WithMaxPending(2))
 		a, b, c := newGate("a", &log), newGate("b", &log), newGate("c", &log)
 		s.Enqueue(a)
@@ -65,7 +66,7 @@ func TestMaxPending(t *testing.T) {
 		close(c.release)
 		close(d.release)
 		synctest.Wait()
-		if got := log.take(); !slices.Equal(got, []string{"a", "b", "c", "d"}) {
+		if got := log.Take(); !slices.Equal(got, []string{"a", "b", "c", "d"}) {
 			t.Errorf("ran %v; want [a b c d]: queued items run after Close", got)
 		}
 	})
@@ -74,7 +75,7 @@ func TestMaxPending(t *testing.T) {
 func TestReserve(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := scheduler.New(1, scheduler.WithMaxPending(2))
-		var log eventLog
+		var log testkit.Log
 		a := newGate("a", &log)
 		s.Enqueue(a)
 		synctest.Wait()
@@ -98,7 +99,7 @@ func TestReserve(t *testing.T) {
 		if r2.Cancel() {
 			t.Error("second Cancel = true; the room was given back twice")
 		}
-		if got := panicMessage(func() { r2.Enqueue(scheduler.Func(func() {})) }); got != "scheduler: Reservation.Enqueue of a reservation already used or canceled" {
+		if got := testkit.PanicMessage(func() { r2.Enqueue(scheduler.Func(func() {})) }); got != "scheduler: Reservation.Enqueue of a reservation already used or canceled" {
 			t.Errorf("Enqueue on a canceled reservation panicked with %q", got)
 		}
 		s.Close()
@@ -116,7 +117,7 @@ func TestReserve(t *testing.T) {
 		if err := s.Wait(t.Context()); err != nil {
 			t.Fatal(err)
 		}
-		if got := log.take(); !slices.Equal(got, []string{"a", "b"}) {
+		if got := log.Take(); !slices.Equal(got, []string{"a", "b"}) {
 			t.Errorf("ran %v; want [a b]", got)
 		}
 	})

@@ -20,58 +20,17 @@ import (
 // released.
 type gate struct {
 	name    string
-	log     *eventLog
+	log     *testkit.Log
 	release chan struct{}
 }
 
-func newGate(name string, log *eventLog) *gate {
+func newGate(name string, log *testkit.Log) *gate {
 	return &gate{name: name, log: log, release: make(chan struct{})}
 }
 
 func (g *gate) Run(scheduler.Slot) {
-	g.log.add(g.name)
+	g.log.Add(g.name)
 	<-g.release
-}
-
-// eventLog is a list of names, safe for concurrent use.
-type eventLog struct {
-	mu     sync.Mutex
-	events []string
-}
-
-func (l *eventLog) add(e string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.events = append(l.events, e)
-}
-
-// take returns the events logged since the last take.
-func (l *eventLog) take() []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	e := l.events
-	l.events = nil
-	return e
-}
-
-// sorted returns the events logged since the last take, sorted: events of
-// items that started together may be logged in any order.
-func (l *eventLog) sorted() []string {
-	e := l.take()
-	slices.Sort(e)
-	return e
-}
-
-// panicMessage runs f and returns the message it panicked with, or "" if it
-// did not panic.
-func panicMessage(f func()) (msg string) {
-	defer func() {
-		if v := recover(); v != nil {
-			msg = fmt.Sprint(v)
-		}
-	}()
-	f()
-	return ""
 }
 
 // slotFunc is a Task that receives its Slot.
@@ -81,13 +40,13 @@ func (f slotFunc) Run(sl scheduler.Slot) { f(sl) }
 
 func TestNewPanicsOnBadLimit(t *testing.T) {
 	for _, n := range []int{0, -1} {
-		got := panicMessage(func() { scheduler.New(n) })
+		got := testkit.PanicMessage(func() { scheduler.New(n) })
 		want := fmt.Sprintf("scheduler: New(%d): limit must be positive", n)
 		if got != want {
 			t.Errorf("New(%d) panicked with %q; want %q", n, got, want)
 		}
 	}
-	got := panicMessage(func() { scheduler.WithMaxPending(0) })
+	got := testkit.PanicMessage(func() { scheduler.WithMaxPending(0) })
 	if want := "scheduler: WithMaxPending(0): bound must be positive"; got != want {
 		t.Errorf("WithMaxPending(0) panicked with %q; want %q", got, want)
 	}
@@ -149,7 +108,7 @@ func TestSerialHappensBefore(t *testing.T) {
 
 func TestTryDequeue(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var log eventLog
+		var log testkit.Log
 		s := scheduler.New(1)
 		a, b, c := newGate("a", &log), newGate("b", &log), newGate("c", &log)
 		idA, _ := s.Enqueue(a)
@@ -174,7 +133,7 @@ func TestTryDequeue(t *testing.T) {
 		close(a.release)
 		close(c.release)
 		synctest.Wait()
-		if got, want := log.take(), []string{"a", "c"}; !slices.Equal(got, want) {
+		if got, want := log.Take(), []string{"a", "c"}; !slices.Equal(got, want) {
 			t.Errorf("ran %v; want %v (b was dequeued)", got, want)
 		}
 	})
@@ -204,7 +163,7 @@ func TestTryDequeueRace(t *testing.T) {
 
 func TestCloseAndDequeueAll(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var log eventLog
+		var log testkit.Log
 		s := scheduler.New(1)
 		a, b, c := newGate("a", &log), newGate("b", &log), newGate("c", &log)
 		s.Enqueue(a)
@@ -224,7 +183,7 @@ func TestCloseAndDequeueAll(t *testing.T) {
 		if err := s.Wait(t.Context()); err != nil {
 			t.Fatal(err)
 		}
-		if got := log.take(); !slices.Equal(got, []string{"a"}) {
+		if got := log.Take(); !slices.Equal(got, []string{"a"}) {
 			t.Errorf("ran %v; want [a]", got)
 		}
 	})
@@ -334,7 +293,7 @@ func TestWait(t *testing.T) {
 		if err := s.Wait(t.Context()); err != nil {
 			t.Errorf("Wait on an idle scheduler = %v; want nil", err)
 		}
-		var log eventLog
+		var log testkit.Log
 		a := newGate("a", &log)
 		s.Enqueue(a)
 		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)

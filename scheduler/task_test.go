@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/taskqueue-go/taskqueue/internal/testkit"
 	"github.com/taskqueue-go/taskqueue/scheduler"
 )
 
@@ -16,7 +17,7 @@ func TestEnqueueNilPanics(t *testing.T) {
 		"TryEnqueue":     func() { s.TryEnqueue(nil) },
 	} {
 		want := "scheduler: " + name + "(nil)"
-		if got := panicMessage(f); got != want {
+		if got := testkit.PanicMessage(f); got != want {
 			t.Errorf("%s(nil) panicked with %q; want %q", name, got, want)
 		}
 	}

@@ -11,26 +11,9 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/taskqueue-go/taskqueue/internal/testkit"
 	"github.com/taskqueue-go/taskqueue/scheduler"
 )
-
-// gauge counts the items running on a scheduler and its subtree, and
-// remembers the most at once.
-type gauge struct {
-	now, peak atomic.Int32
-}
-
-func (g *gauge) enter() {
-	n := g.now.Add(1)
-	for {
-		p := g.peak.Load()
-		if n <= p || g.peak.CompareAndSwap(p, n) {
-			return
-		}
-	}
-}
-
-func (g *gauge) leave() { g.now.Add(-1) }
 
 // TestChildrenRunOnTargetSlots: children with limits of their own on a
 // target with a smaller limit. Each child's limit holds, the target's bounds
@@ -38,29 +21,29 @@ func (g *gauge) leave() { g.now.Add(-1) }
 func TestChildrenRunOnTargetSlots(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		root := scheduler.New(3)
-		var rootG gauge
+		var rootG testkit.Gauge
 		kids := make([]*scheduler.Scheduler, 4)
-		gauges := make([]gauge, 4)
+		gauges := make([]testkit.Gauge, 4)
 		release := make(chan struct{})
 		for k := range kids {
 			kids[k] = scheduler.New(2, scheduler.WithTarget(root))
 		}
-		base := bubbleGoroutines()
+		base := testkit.BubbleGoroutines()
 		ran := make([]atomic.Int32, 4)
 		for range 10 {
 			for k, c := range kids {
 				c.Enqueue(scheduler.Func(func() {
-					rootG.enter()
-					gauges[k].enter()
+					rootG.Enter("item")
+					gauges[k].Enter("item")
 					<-release
-					gauges[k].leave()
-					rootG.leave()
+					gauges[k].Leave()
+					rootG.Leave()
 					ran[k].Add(1)
 				}))
 			}
 		}
 		synctest.Wait()
-		if got := bubbleGoroutines() - base; got != 3 {
+		if got := testkit.BubbleGoroutines() - base; got != 3 {
 			t.Errorf("%d goroutines run the tree's items; want 3, the target's workers", got)
 		}
 		close(release)
@@ -72,11 +55,11 @@ func TestChildrenRunOnTargetSlots(t *testing.T) {
 		if err := root.Wait(t.Context()); err != nil {
 			t.Fatal(err)
 		}
-		if p := rootG.peak.Load(); p != 3 {
+		if p := rootG.Peak(); p != 3 {
 			t.Errorf("at most %d items ran at once on a target of limit 3; want 3", p)
 		}
 		for k := range kids {
-			if p := gauges[k].peak.Load(); p > 2 {
+			if p := gauges[k].Peak(); p > 2 {
 				t.Errorf("child %d ran %d items at once; its limit is 2", k, p)
 			}
 			if n := ran[k].Load(); n != 10 {
@@ -84,7 +67,7 @@ func TestChildrenRunOnTargetSlots(t *testing.T) {
 			}
 		}
 		synctest.Wait()
-		if got := bubbleGoroutines() - base; got != 0 {
+		if got := testkit.BubbleGoroutines() - base; got != 0 {
 			t.Errorf("%d goroutines left once the tree is idle; want 0", got)
 		}
 	})
@@ -214,39 +197,34 @@ func TestTreeHammer(t *testing.T) {
 }
 
 type treeNode struct {
-	s     *scheduler.Scheduler
-	up    *treeNode
-	limit int32
-	g     gauge
+	s  *scheduler.Scheduler
+	up *treeNode
+	g  testkit.Gauge // the items running in the node's subtree, against its limit
 }
 
 func hammerTree(t *testing.T, r *rand.Rand) {
 	silent := scheduler.WithPanicHandler(func(*scheduler.PanicError) {})
 	rootLimit := 1 + r.IntN(3)
-	nodes := []*treeNode{{s: scheduler.New(rootLimit, silent), limit: int32(rootLimit)}}
+	nodes := []*treeNode{{s: scheduler.New(rootLimit, silent), g: testkit.Gauge{Name: "node 0", Limit: int64(rootLimit)}}}
 	for range 4 {
 		up := nodes[r.IntN(len(nodes))]
 		limit := 1 + r.IntN(3)
 		s := scheduler.New(limit, scheduler.WithTarget(up.s), silent,
 			scheduler.WithPriority(r.IntN(3)-1), scheduler.WithQuantum(1+r.IntN(8)))
-		nodes = append(nodes, &treeNode{s: s, up: up, limit: int32(limit)})
+		nodes = append(nodes, &treeNode{s: s, up: up, g: testkit.Gauge{Name: fmt.Sprint("node ", len(nodes)), Limit: int64(limit)}})
 	}
 	const submitters, perSubmitter = 6, 2000
 	runs := make([]atomic.Int32, submitters*perSubmitter)
-	var over atomic.Int32
 	// enter counts an item on its node and every node above; an item run
 	// in the place of another takes no slot and is not counted.
 	enter := func(n *treeNode) {
 		for a := n; a != nil; a = a.up {
-			a.g.enter()
-			if a.g.now.Load() > a.limit {
-				over.Add(1)
-			}
+			a.g.Enter("item")
 		}
 	}
 	leave := func(n *treeNode) {
 		for a := n; a != nil; a = a.up {
-			a.g.leave()
+			a.g.Leave()
 		}
 	}
 	var wg sync.WaitGroup
@@ -287,10 +265,10 @@ func hammerTree(t *testing.T, r *rand.Rand) {
 			t.Fatalf("item %d ran %d times", k, n)
 		}
 	}
-	if n := over.Load(); n > 0 {
-		t.Errorf("%d times a scheduler ran more items than its limit", n)
-	}
 	for i, n := range nodes {
+		if over := n.g.Over(); over != "" {
+			t.Error(over)
+		}
 		if problem := n.s.Books(); problem != "" || !slotsReturn(n.s) {
 			t.Errorf("node %d after the hammer: %s, %s", i, n.s.Counts(), problem)
 		}
