@@ -2,7 +2,6 @@ package scheduler_test
 
 import (
 	"context"
-	"errors"
 	"slices"
 	"testing"
 	"testing/synctest"
@@ -93,24 +92,38 @@ func TestReserve(t *testing.T) {
 		if _, err := s.Enqueue(scheduler.Func(func() {})); err != scheduler.ErrFull {
 			t.Errorf("Enqueue with the list full of reservations = %v; want ErrFull", err)
 		}
+		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+		defer cancel()
+		if _, err := s.ReserveContext(ctx); err != context.DeadlineExceeded {
+			t.Errorf("ReserveContext with the list full = %v; want DeadlineExceeded", err)
+		}
 		if !r2.Cancel() {
 			t.Error("Cancel of an unused reservation = false")
 		}
 		if r2.Cancel() {
 			t.Error("second Cancel = true; the room was given back twice")
 		}
-		if got := testkit.PanicMessage(func() { r2.Enqueue(scheduler.Func(func() {})) }); got != "scheduler: Reservation.Enqueue of a reservation already used or canceled" {
-			t.Errorf("Enqueue on a canceled reservation panicked with %q", got)
+		if r3, err := s.Reserve(); err != nil {
+			t.Errorf("Reserve after a Cancel = %v; want the room given back", err)
+		} else {
+			r3.Cancel()
+		}
+		const misuse = "scheduler: Reservation.Enqueue of a reservation already used or canceled"
+		if got := testkit.PanicMessage(func() { r2.Enqueue(scheduler.Func(func() {})) }); got != misuse {
+			t.Errorf("Enqueue on a canceled reservation panicked with %q; want %q", got, misuse)
 		}
 		s.Close()
 		if _, err := s.Reserve(); err != scheduler.ErrClosed {
 			t.Errorf("Reserve after Close = %v; want ErrClosed", err)
 		}
-		// A reservation taken before Close is honoured after it.
+		// A reservation taken before Close is honoured after it, once.
 		b := newGate("b", &log)
 		r1.Enqueue(b)
 		if r1.Cancel() {
 			t.Error("Cancel after Enqueue = true")
+		}
+		if got := testkit.PanicMessage(func() { r1.Enqueue(scheduler.Func(func() {})) }); got != misuse {
+			t.Errorf("second Enqueue on a reservation panicked with %q; want %q", got, misuse)
 		}
 		close(a.release)
 		close(b.release)
@@ -121,44 +134,4 @@ func TestReserve(t *testing.T) {
 			t.Errorf("ran %v; want [a b]", got)
 		}
 	})
-}
-
-// Reservations: queuing on one never fails, even after Close; used once.
-func TestReservationAfterClose(t *testing.T) {
-	s := scheduler.New(1, scheduler.WithMaxPending(1))
-	r, err := s.Reserve()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Enqueue(scheduler.Func(func() {})); !errors.Is(err, scheduler.ErrFull) {
-		t.Fatalf("Enqueue with the only room reserved: %v", err)
-	}
-	if _, err := s.Reserve(); !errors.Is(err, scheduler.ErrFull) {
-		t.Fatalf("second Reserve: %v", err)
-	}
-	s.Close()
-	ran := make(chan struct{})
-	r.Enqueue(scheduler.Func(func() { close(ran) }))
-	<-ran
-	if r.Cancel() {
-		t.Error("Cancel after Enqueue reported true")
-	}
-	func() {
-		defer func() {
-			if recover() == nil {
-				t.Error("second Enqueue on a used Reservation did not panic")
-			}
-		}()
-		r.Enqueue(scheduler.Func(func() {}))
-	}()
-	s.Wait(context.Background())
-	s2 := scheduler.New(1, scheduler.WithMaxPending(1))
-	r2, _ := s2.Reserve()
-	if !r2.Cancel() || r2.Cancel() {
-		t.Error("Cancel once true, then false")
-	}
-	if _, err := s2.Enqueue(scheduler.Func(func() {})); err != nil {
-		t.Errorf("room not given back by Cancel: %v", err)
-	}
-	s2.Wait(context.Background())
 }
