@@ -126,6 +126,77 @@ func TestBarrierDequeuedUnblocksItemsBehindIt(t *testing.T) {
 	})
 }
 
+// TestIdleFunc: the idle function runs each time an operation leaves its
+// scheduler idle, whatever the operation, on the goroutine that called it
+// and before it returns: never for a scheduler that had no work, and, for a
+// target, when its subtree goes idle.
+func TestIdleFunc(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var idles, rootIdles atomic.Int32
+		root := scheduler.New(1, scheduler.WithIdleFunc(func() { rootIdles.Add(1) }))
+		s := scheduler.New(1, scheduler.WithTarget(root), scheduler.WithIdleFunc(func() { idles.Add(1) }))
+		want := func(when string, n, rootN int32) {
+			t.Helper()
+			if idles.Load() != n || rootIdles.Load() != rootN {
+				t.Errorf("%s: the idle functions ran %d times, the target's %d; want %d, %d", when, idles.Load(), rootIdles.Load(), n, rootN)
+			}
+		}
+		if err := s.Wait(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		want("never busy", 0, 0)
+		s.Enqueue(scheduler.Func(func() {}))
+		synctest.Wait()
+		want("after an item", 1, 1)
+		s.Suspend()
+		id, _ := s.Enqueue(scheduler.Func(func() {}))
+		s.TryDequeue(id)
+		want("TryDequeue of the only item", 2, 1) // the target never saw it: the suspended child asked for no turn
+		s.Resume()
+		r, err := s.Reserve()
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Cancel()
+		want("Cancel of the only reservation", 3, 2)
+		s.TryRun(scheduler.Slot{}, func(scheduler.Slot) {})
+		want("TryRun", 4, 3)
+	})
+}
+
+// TestCallbacksRunWithNoLockHeld: no function of the caller's (an item, the
+// panic handler, the Goexit and idle functions, TryRun's function) runs
+// while a mutex of the tree it belongs to is held, so that each may call
+// the tree back.
+func TestCallbacksRunWithNoLockHeld(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var root, child *scheduler.Scheduler
+		var log testkit.Log
+		check := func(what string) {
+			log.Add(what)
+			if root.Locked() || child.Locked() {
+				t.Errorf("%s runs with a mutex of the tree held", what)
+			}
+		}
+		root = scheduler.New(1, scheduler.WithIdleFunc(func() { check("target's idle function") }))
+		child = scheduler.New(1, scheduler.WithTarget(root),
+			scheduler.WithPanicHandler(func(*scheduler.PanicError) { check("panic handler") }),
+			scheduler.WithGoexitFunc(func() { check("Goexit function") }),
+			scheduler.WithIdleFunc(func() { check("idle function") }))
+		child.Enqueue(scheduler.Func(func() { check("item"); panic("boom") }))
+		synctest.Wait()
+		child.Enqueue(scheduler.Func(runtime.Goexit))
+		synctest.Wait()
+		child.TryRun(scheduler.Slot{}, func(scheduler.Slot) { check("TryRun's function") })
+		got := log.TakeSorted()
+		for _, want := range []string{"Goexit function", "TryRun's function", "idle function", "item", "panic handler", "target's idle function"} {
+			if !slices.Contains(got, want) {
+				t.Errorf("no %s ran; ran %q", want, got)
+			}
+		}
+	})
+}
+
 // TestHammerNoLostWakeup hunts the lost wake-up: an item queued at the
 // instant the last worker decides to exit must still run. Producers, one
 // alone or eight at once, queue items one to three at a time and wait for

@@ -1,7 +1,7 @@
 package scheduler_test
 
 import (
-	"context"
+	"math"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -91,52 +91,96 @@ func TestSetLimit(t *testing.T) {
 			}
 			close(gate2)
 			s.Wait(t.Context())
+			if got := s.Limit(); got != 2 {
+				t.Errorf("tree %v: Limit() = %d after SetLimit(2); want 2", tree, got)
+			}
 			if msg := testkit.PanicMessage(func() { s.SetLimit(0) }); msg != "scheduler: SetLimit(0): limit must be positive" {
 				t.Errorf("SetLimit(0) panicked with %q", msg)
+			}
+			if s.SetLimit(math.MaxInt); s.Limit() != 1<<30 {
+				t.Errorf("tree %v: Limit() = %d after SetLimit(MaxInt); want 1<<30", tree, s.Limit())
 			}
 		}
 	})
 }
 
-// When Suspend returns no item starts until Resume, under a stream of items:
-// once the running ones end, the count of starts stays still.
+// TestSuspendStopsStartsUnderLoad: once Suspend has returned and the
+// items running have ended, no item starts until Resume, while a producer
+// queues items as fast as it can: on the suspended scheduler itself, and on
+// a child whose target is suspended, whose running turn must stop before
+// its next item.
 func TestSuspendStopsStartsUnderLoad(t *testing.T) {
-	s := scheduler.New(2)
-	var starts atomic.Int64
-	var bad int
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			select {
-			case <-stop:
-				return
-			default:
+	for _, child := range []bool{false, true} {
+		target := scheduler.New(2)
+		s := target
+		if child {
+			s = scheduler.New(2, scheduler.WithTarget(target), scheduler.WithQuantum(64))
+		}
+		var starts atomic.Int64
+		bad := 0
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			for !testkit.IsClosed(stop) {
+				s.Enqueue(scheduler.Func(func() { starts.Add(1) }))
+				runtime.Gosched()
 			}
-			s.Enqueue(scheduler.Func(func() { starts.Add(1) }))
-			runtime.Gosched()
+		})
+		for range 1000 {
+			target.Suspend()
+			for s.Stats().Running != 0 {
+				runtime.Gosched()
+			}
+			before := starts.Load()
+			for range 5 {
+				runtime.Gosched()
+			}
+			if starts.Load() != before {
+				bad++
+			}
+			target.Resume()
 		}
-	}()
-	for range 1000 {
-		s.Suspend()
-		for s.Stats().Running != 0 {
-			runtime.Gosched()
+		close(stop)
+		wg.Wait()
+		if err := target.Wait(t.Context()); err != nil {
+			t.Fatal(err)
 		}
-		before := starts.Load()
-		for range 5 {
-			runtime.Gosched()
+		if bad != 0 {
+			t.Errorf("child %v: items started while suspended in %d of 1000 rounds", child, bad)
 		}
-		if starts.Load() != before {
-			bad++
-		}
-		s.Resume()
 	}
-	close(stop)
-	wg.Wait()
-	s.Wait(context.Background())
-	if bad != 0 {
-		t.Fatalf("items started while suspended in %d of 1000 rounds", bad)
-	}
+}
+
+// TestHeld: Held reports whether a scheduler holds its items back now:
+// while it or a target above it is suspended, or holds more slots than
+// its limit after SetLimit lowered it.
+func TestHeld(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		root := scheduler.New(2)
+		child := scheduler.New(1, scheduler.WithTarget(root))
+		held := func(when string, wantRoot, wantChild bool) {
+			t.Helper()
+			if root.Held() != wantRoot || child.Held() != wantChild {
+				t.Errorf("%s: Held() = %v for the target, %v for the child; want %v, %v", when, root.Held(), child.Held(), wantRoot, wantChild)
+			}
+		}
+		held("idle", false, false)
+		child.Suspend()
+		held("child suspended", false, true)
+		child.Resume()
+		root.Suspend()
+		held("target suspended", true, true)
+		root.Resume()
+		release := make(chan struct{})
+		for range 2 {
+			root.Enqueue(scheduler.Func(func() { <-release }))
+		}
+		synctest.Wait()
+		held("target full", false, false)
+		root.SetLimit(1)
+		held("target over its lowered limit", true, true)
+		close(release)
+		synctest.Wait()
+		held("target's items ended", false, false)
+	})
 }

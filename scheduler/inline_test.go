@@ -166,6 +166,70 @@ func TestTryRunOnChild(t *testing.T) {
 	})
 }
 
+// TestTryEnqueue: TryEnqueue queues an item only if it starts at once, on
+// a free slot with nothing queued before it that waits, within the bound of
+// the list, and, for a child, on a turn that each target above starts at
+// once; otherwise it queues nothing and reports false.
+func TestTryEnqueue(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var log testkit.Log
+		root := scheduler.New(2, scheduler.WithMaxPending(2))
+		child := scheduler.New(1, scheduler.WithTarget(root))
+		grandchild := scheduler.New(1, scheduler.WithTarget(child))
+		try := func(s *scheduler.Scheduler, x scheduler.Task, want bool, when string) {
+			t.Helper()
+			pending := s.Stats().Pending
+			if got := s.TryEnqueue(x); got != want {
+				t.Errorf("TryEnqueue %s = %v; want %v", when, got, want)
+			}
+			synctest.Wait()
+			if got := s.Stats().Pending; got != pending {
+				t.Errorf("TryEnqueue %s left %d items queued; want %d: an item it queues starts at once", when, got, pending)
+			}
+		}
+		a, b, c := newGate("a", &log), newGate("b", &log), newGate("c", &log)
+		try(grandchild, a, true, "on an idle tree")
+		try(root, scheduler.Barrier(b), false, "of a barrier beside a running item")
+		s := newGate("s", &log)
+		root.Enqueue(scheduler.Barrier(s)) // waits for a, and holds back what comes after it
+		try(root, b, false, "behind a queued barrier, with a free slot")
+		close(a.release)
+		synctest.Wait() // the barrier runs
+		try(root, b, false, "beside a running barrier")
+		close(s.release)
+		synctest.Wait()
+		root.Suspend()
+		try(root, b, false, "on a suspended scheduler")
+		try(child, b, false, "on a child of a suspended target")
+		root.Resume()
+		r, err := root.Reserve()
+		if err != nil {
+			t.Fatal(err)
+		}
+		r2, err := root.Reserve()
+		if err != nil {
+			t.Fatal(err)
+		}
+		try(root, b, false, "with the list full of reservations")
+		r.Cancel()
+		r2.Cancel()
+		try(root, b, true, "with a free slot")
+		try(child, c, true, "on a child, with the target's last free slot")
+		try(root, scheduler.Func(func() {}), false, "on a full scheduler")
+		root.Close()
+		close(b.release)
+		synctest.Wait()
+		try(root, scheduler.Func(func() {}), false, "on a closed scheduler")
+		close(c.release)
+		if err := root.Wait(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := log.Take(), []string{"a", "s", "b", "c"}; !slices.Equal(got, want) {
+			t.Errorf("ran %q; want %q", got, want)
+		}
+	})
+}
+
 // BenchmarkTryRun measures running an item on the caller of an idle
 // scheduler.
 func BenchmarkTryRun(b *testing.B) {

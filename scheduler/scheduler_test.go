@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"runtime"
 	"slices"
 	"sync"
@@ -38,7 +39,9 @@ type slotFunc func(scheduler.Slot)
 
 func (f slotFunc) Run(sl scheduler.Slot) { f(sl) }
 
-func TestNewPanicsOnBadLimit(t *testing.T) {
+// TestNewLimit: New panics on a limit below one, naming it, and takes a
+// limit above 1<<30 as 1<<30.
+func TestNewLimit(t *testing.T) {
 	for _, n := range []int{0, -1} {
 		got := testkit.PanicMessage(func() { scheduler.New(n) })
 		want := fmt.Sprintf("scheduler: New(%d): limit must be positive", n)
@@ -46,9 +49,8 @@ func TestNewPanicsOnBadLimit(t *testing.T) {
 			t.Errorf("New(%d) panicked with %q; want %q", n, got, want)
 		}
 	}
-	got := testkit.PanicMessage(func() { scheduler.WithMaxPending(0) })
-	if want := "scheduler: WithMaxPending(0): bound must be positive"; got != want {
-		t.Errorf("WithMaxPending(0) panicked with %q; want %q", got, want)
+	if got := scheduler.New(math.MaxInt).Limit(); got != 1<<30 {
+		t.Errorf("New(MaxInt).Limit() = %d; want 1<<30", got)
 	}
 }
 
@@ -75,6 +77,9 @@ func TestZeroSchedulerPanics(t *testing.T) {
 		"Suspend":        func() { s.Suspend() },
 		"Resume":         func() { s.Resume() },
 		"SetLimit":       func() { s.SetLimit(2) },
+		"Held":           func() { s.Held() },
+		"Hold":           func() { s.Hold() },
+		"Requeue":        func() { s.Requeue(scheduler.Func(func() {})) },
 	}
 	for call, f := range calls {
 		want := "scheduler: " + call + " on a zero Scheduler; make one with New"
@@ -189,58 +194,95 @@ func TestCloseAndDequeueAll(t *testing.T) {
 	})
 }
 
-// CloseNow racing with enqueuers: each accepted item either ran or was returned,
-// never both, never neither; items after it are refused; Goexit and panics in
-// items lose nothing.
+// TestCloseNowRace: CloseNow racing with enqueuers. Each accepted item
+// either ran or was returned, never both, never neither; items after it are
+// refused; items that panic or call runtime.Goexit lose nothing, and every
+// panic reaches the handler.
 func TestCloseNowRace(t *testing.T) {
 	for round := range 50 {
-		var panics atomic.Int32
-		s := scheduler.New(2, scheduler.WithPanicHandler(func(*scheduler.PanicError) { panics.Add(1) }))
-		var accepted, ran atomic.Int64
-		var wg sync.WaitGroup
-		for g := range 3 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for i := range 500 {
-					var f scheduler.Func
-					switch (g + i) % 10 {
-					case 0:
-						f = func() { ran.Add(1); runtime.Goexit() }
-					case 1:
-						f = func() { ran.Add(1); panic("x") }
-					default:
-						f = func() { ran.Add(1) }
+		synctest.Test(t, func(t *testing.T) {
+			var panics, panicked atomic.Int32
+			s := scheduler.New(2, scheduler.WithPanicHandler(func(*scheduler.PanicError) { panics.Add(1) }))
+			var accepted, ran atomic.Int64
+			var wg sync.WaitGroup
+			for g := range 3 {
+				wg.Go(func() {
+					for i := range 500 {
+						var f scheduler.Func
+						switch (g + i) % 10 {
+						case 0:
+							f = func() { ran.Add(1); runtime.Goexit() }
+						case 1:
+							f = func() { ran.Add(1); panicked.Add(1); panic("x") }
+						default:
+							f = func() { ran.Add(1) }
+						}
+						if _, err := s.Enqueue(f); err == nil {
+							accepted.Add(1)
+						} else if !errors.Is(err, scheduler.ErrClosed) {
+							t.Error(err)
+							return
+						}
 					}
-					if _, err := s.Enqueue(f); err == nil {
-						accepted.Add(1)
-					} else if !errors.Is(err, scheduler.ErrClosed) {
-						t.Error(err)
-						return
-					}
-				}
-			}()
-		}
-		for range round {
-			runtime.Gosched()
-		}
-		returned := s.CloseNow()
-		wg.Wait()
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		if err := s.Wait(ctx); err != nil {
-			t.Fatalf("round %d: Wait: %v", round, err)
-		}
-		cancel()
-		if got := ran.Load() + int64(len(returned)); got != accepted.Load() {
-			t.Fatalf("round %d: accepted %d, ran %d, CloseNow returned %d", round, accepted.Load(), ran.Load(), len(returned))
-		}
-		if _, err := s.Enqueue(scheduler.Func(func() {})); !errors.Is(err, scheduler.ErrClosed) {
-			t.Fatalf("Enqueue after CloseNow: %v", err)
-		}
-		if st := s.Stats(); st.Pending != 0 || st.Running != 0 {
-			t.Fatalf("round %d: stats %+v", round, st)
-		}
+				})
+			}
+			for range round {
+				runtime.Gosched()
+			}
+			returned := s.CloseNow()
+			wg.Wait()
+			if err := s.Wait(t.Context()); err != nil {
+				t.Fatalf("round %d: Wait: %v", round, err)
+			}
+			if got := ran.Load() + int64(len(returned)); got != accepted.Load() {
+				t.Fatalf("round %d: accepted %d, ran %d, CloseNow returned %d", round, accepted.Load(), ran.Load(), len(returned))
+			}
+			if got, want := panics.Load(), panicked.Load(); got != want {
+				t.Errorf("round %d: the handler saw %d panics; want %d", round, got, want)
+			}
+			if _, err := s.Enqueue(scheduler.Func(func() {})); !errors.Is(err, scheduler.ErrClosed) {
+				t.Fatalf("Enqueue after CloseNow: %v", err)
+			}
+			if st := s.Stats(); st.Pending != 0 || st.Running != 0 {
+				t.Fatalf("round %d: stats %+v", round, st)
+			}
+		})
 	}
+}
+
+// TestCloseNow: CloseNow returns the queued items, oldest first and without
+// their barrier marks, refuses every item after it, and lets the running
+// ones end. The work of a child is the child's: its items stay queued and
+// run, while the child refuses new ones with its closed target.
+func TestCloseNow(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var log testkit.Log
+		root := scheduler.New(1)
+		child := scheduler.New(1, scheduler.WithTarget(root))
+		a, b, c, d := newGate("a", &log), newGate("b", &log), newGate("c", &log), newGate("child's", &log)
+		root.Enqueue(a)
+		root.Enqueue(b)
+		child.Enqueue(d)
+		root.Enqueue(scheduler.Barrier(c))
+		synctest.Wait()
+		if got := root.CloseNow(); len(got) != 2 || got[0] != b || got[1] != c {
+			t.Errorf("CloseNow() = %v; want [b c], without the barrier's mark", got)
+		}
+		if _, err := root.Enqueue(b); err != scheduler.ErrClosed {
+			t.Errorf("Enqueue after CloseNow = %v; want ErrClosed", err)
+		}
+		if _, err := child.Enqueue(b); err != scheduler.ErrClosed {
+			t.Errorf("Enqueue on a child after its target's CloseNow = %v; want ErrClosed", err)
+		}
+		close(a.release)
+		close(d.release)
+		if err := root.Wait(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := log.Take(), []string{"a", "child's"}; !slices.Equal(got, want) {
+			t.Errorf("ran %q; want %q", got, want)
+		}
+	})
 }
 
 // TestCloseClosesSubtree: a closed target refuses new items in its
@@ -312,6 +354,114 @@ func TestWait(t *testing.T) {
 		close(a.release)
 		if err := <-done; err != nil {
 			t.Errorf("Wait = %v; want nil", err)
+		}
+	})
+}
+
+// TestRequeue: Requeue queues an item whatever the state of the scheduler,
+// closed, or bounded and full; the item takes no room of the list, and
+// gives none back when it is removed; DequeueAll returns it as it was given.
+func TestRequeue(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var log testkit.Log
+		s := scheduler.New(1, scheduler.WithMaxPending(1))
+		a, b, c, d := newGate("a", &log), newGate("b", &log), newGate("c", &log), newGate("d", &log)
+		s.Enqueue(a)
+		synctest.Wait()
+		s.Enqueue(b) // the list is full
+		id := s.Requeue(c)
+		if got := s.Stats().Pending; got != 2 {
+			t.Errorf("Pending = %d after Requeue on a full list; want 2", got)
+		}
+		if !s.TryDequeue(id) {
+			t.Error("TryDequeue of a requeued item = false")
+		}
+		if _, err := s.Enqueue(c); err != scheduler.ErrFull {
+			t.Errorf("Enqueue after a requeued item was removed = %v; want ErrFull: it gave back room it never took", err)
+		}
+		s.Close()
+		s.Requeue(d)
+		close(a.release)
+		close(b.release)
+		close(d.release)
+		if err := s.Wait(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := log.Take(), []string{"a", "b", "d"}; !slices.Equal(got, want) {
+			t.Errorf("ran %q; want %q", got, want)
+		}
+		s.Suspend()
+		s.Requeue(c)
+		if got := s.DequeueAll(); len(got) != 1 || got[0] != c {
+			t.Errorf("DequeueAll() = %v; want [c], the requeued task itself", got)
+		}
+		s.Resume()
+	})
+}
+
+// TestHold: a Hold keeps its scheduler from counting as idle, for Wait and
+// for the idle function, until it is released, which may leave the
+// scheduler idle; a second Release panics.
+func TestHold(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var idles atomic.Int32
+		s := scheduler.New(1, scheduler.WithIdleFunc(func() { idles.Add(1) }))
+		h := s.Hold()
+		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+		defer cancel()
+		if err := s.Wait(ctx); err != context.DeadlineExceeded {
+			t.Errorf("Wait on a held scheduler = %v; want DeadlineExceeded", err)
+		}
+		s.Enqueue(scheduler.Func(func() {}))
+		synctest.Wait()
+		if got := idles.Load(); got != 0 {
+			t.Errorf("the idle function ran %d times while held; want 0", got)
+		}
+		h.Release()
+		if got := idles.Load(); got != 1 {
+			t.Errorf("the idle function ran %d times when Release left the scheduler idle; want 1, before Release returned", got)
+		}
+		if err := s.Wait(t.Context()); err != nil {
+			t.Errorf("Wait after Release = %v; want nil", err)
+		}
+		const misuse = "scheduler: Hold.Release of a hold released already"
+		if got := testkit.PanicMessage(h.Release); got != misuse {
+			t.Errorf("second Release panicked with %q; want %q", got, misuse)
+		}
+	})
+}
+
+// TestStatsCountOwnItems: Stats counts the items of its own scheduler, not
+// those of its children, which count in theirs, and counts a function that
+// TryRun ran as a completed item.
+func TestStatsCountOwnItems(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var log testkit.Log
+		root := scheduler.New(1)
+		child := scheduler.New(1, scheduler.WithTarget(root))
+		a, b, c := newGate("a", &log), newGate("b", &log), newGate("c", &log)
+		child.Enqueue(a)
+		child.Enqueue(b)
+		root.Enqueue(c)
+		synctest.Wait()
+		if got, want := root.Stats(), (scheduler.Stats{Pending: 1}); got != want {
+			t.Errorf("the target's Stats() = %+v; want %+v", got, want)
+		}
+		if got, want := child.Stats(), (scheduler.Stats{Pending: 1, Running: 1}); got != want {
+			t.Errorf("the child's Stats() = %+v; want %+v", got, want)
+		}
+		close(a.release)
+		close(b.release)
+		close(c.release)
+		if err := root.Wait(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		child.TryRun(scheduler.Slot{}, func(scheduler.Slot) {})
+		if got, want := root.Stats(), (scheduler.Stats{Completed: 1}); got != want {
+			t.Errorf("the idle target's Stats() = %+v; want %+v", got, want)
+		}
+		if got, want := child.Stats(), (scheduler.Stats{Completed: 3}); got != want {
+			t.Errorf("the idle child's Stats() = %+v; want %+v", got, want)
 		}
 	})
 }
