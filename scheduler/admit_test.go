@@ -208,7 +208,7 @@ func TestCallbacksRunWithNoLockHeld(t *testing.T) {
 func TestHammerNoLostWakeup(t *testing.T) {
 	total := 1 << 20
 	if testing.Short() || testkit.RaceEnabled {
-		total = 1 << 16
+		total = 1 << 14
 	}
 	for _, limit := range []int{1, 2, 8} {
 		for _, producers := range []int{1, 8} {

@@ -9,7 +9,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
-	"time"
 
 	"github.com/taskqueue-go/taskqueue/internal/testkit"
 	"github.com/taskqueue-go/taskqueue/scheduler"
@@ -182,27 +181,60 @@ func TestPanicAndGoexitInChildren(t *testing.T) {
 }
 
 // TestTreeHammer runs random trees under many submitters, with items that
-// call TryRun on other members of the tree, panic or call Goexit. Every
-// item runs exactly once, no scheduler ever runs more items on its slots than
-// its limit, counting its subtree's, and the books stay right.
+// call TryRun on other members of the tree, panic, call Goexit or read the
+// books of every scheduler as they run. Every item runs exactly once,
+// no scheduler ever runs more on its slots than its limit, counting its
+// subtree's items and the functions TryRun runs on new slots, the books
+// stay right, and once the tree is idle no slot is held and no goroutine
+// is left. Each round runs in a synctest bubble, which sees that at once.
 func TestTreeHammer(t *testing.T) {
-	rounds := 40
-	if testing.Short() {
-		rounds = 8
+	rounds, items := 40, 2000
+	if testing.Short() || testkit.RaceEnabled {
+		rounds, items = 10, 500
 	}
 	for round := range rounds {
-		r := rand.New(rand.NewPCG(uint64(round), 99))
-		hammerTree(t, r)
+		synctest.Test(t, func(t *testing.T) {
+			hammerTree(t, rand.New(rand.NewPCG(uint64(round), 99)), items)
+		})
 	}
 }
 
 type treeNode struct {
 	s  *scheduler.Scheduler
 	up *treeNode
-	g  testkit.Gauge // the items running in the node's subtree, against its limit
+	g  testkit.Gauge // what runs on the node's slots, against its limit
 }
 
-func hammerTree(t *testing.T, r *rand.Rand) {
+// path returns the nodes from n up to, and without, the first that holder
+// is or is below, or to the root if holder is nil: those of which TryRun on
+// n, for work of an item of holder, takes new slots.
+func (n *treeNode) path(holder *treeNode) []*treeNode {
+	var p []*treeNode
+	for a := n; a != nil; a = a.up {
+		for h := holder; h != nil; h = h.up {
+			if h == a {
+				return p
+			}
+		}
+		p = append(p, a)
+	}
+	return p
+}
+
+func enter(nodes []*treeNode) {
+	for _, a := range nodes {
+		a.g.Enter("item")
+	}
+}
+
+func leave(nodes []*treeNode) {
+	for _, a := range nodes {
+		a.g.Leave()
+	}
+}
+
+func hammerTree(t *testing.T, r *rand.Rand, perSubmitter int) {
+	base := testkit.BubbleGoroutines()
 	silent := scheduler.WithPanicHandler(func(*scheduler.PanicError) {})
 	rootLimit := 1 + r.IntN(3)
 	nodes := []*treeNode{{s: scheduler.New(rootLimit, silent), g: testkit.Gauge{Name: "node 0", Limit: int64(rootLimit)}}}
@@ -213,20 +245,9 @@ func hammerTree(t *testing.T, r *rand.Rand) {
 			scheduler.WithPriority(r.IntN(3)-1), scheduler.WithQuantum(1+r.IntN(8)))
 		nodes = append(nodes, &treeNode{s: s, up: up, g: testkit.Gauge{Name: fmt.Sprint("node ", len(nodes)), Limit: int64(limit)}})
 	}
-	const submitters, perSubmitter = 6, 2000
+	var books atomic.Pointer[string] // the first problem an item saw
+	const submitters = 6
 	runs := make([]atomic.Int32, submitters*perSubmitter)
-	// enter counts an item on its node and every node above; an item run
-	// in the place of another takes no slot and is not counted.
-	enter := func(n *treeNode) {
-		for a := n; a != nil; a = a.up {
-			a.g.Enter("item")
-		}
-	}
-	leave := func(n *treeNode) {
-		for a := n; a != nil; a = a.up {
-			a.g.Leave()
-		}
-	}
 	var wg sync.WaitGroup
 	for sub := range submitters {
 		seed := r.Uint64()
@@ -238,27 +259,47 @@ func hammerTree(t *testing.T, r *rand.Rand) {
 				other := nodes[r.IntN(len(nodes))]
 				mode := r.IntN(20)
 				n.s.Enqueue(slotFunc(func(sl scheduler.Slot) {
-					enter(n)
-					defer leave(n)
+					mine := n.path(nil)
+					enter(mine)
+					defer leave(mine)
 					runs[k].Add(1)
 					switch mode {
 					case 0:
-						other.s.TryRun(sl, func(scheduler.Slot) { runtime.Gosched() })
+						other.s.TryRun(sl, func(scheduler.Slot) {
+							taken := other.path(n) // none if it runs in the item's place
+							enter(taken)
+							defer leave(taken)
+							runtime.Gosched()
+						})
 					case 1:
 						panic("hammer")
 					case 2:
 						defer runtime.Goexit()
+					case 4:
+						for _, a := range nodes {
+							if problem := a.s.Books(); problem != "" {
+								books.CompareAndSwap(nil, &problem)
+							}
+						}
 					}
 				}))
 				if mode == 3 {
-					n.s.TryRun(scheduler.Slot{}, func(scheduler.Slot) {})
+					n.s.TryRun(scheduler.Slot{}, func(scheduler.Slot) {
+						mine := n.path(nil)
+						enter(mine)
+						leave(mine)
+					})
 				}
 			}
 		})
 	}
 	wg.Wait()
-	if err := nodes[0].s.Wait(context.Background()); err != nil {
+	if err := nodes[0].s.Wait(t.Context()); err != nil {
 		t.Fatal(err)
+	}
+	synctest.Wait() // a worker started for an item that another took may be on its way out
+	if p := books.Load(); p != nil {
+		t.Errorf("during the hammer: %s", *p)
 	}
 	for k := range runs {
 		if n := runs[k].Load(); n != 1 {
@@ -269,25 +310,14 @@ func hammerTree(t *testing.T, r *rand.Rand) {
 		if over := n.g.Over(); over != "" {
 			t.Error(over)
 		}
-		if problem := n.s.Books(); problem != "" || !slotsReturn(n.s) {
+		if problem := n.s.Books(); problem != "" || n.s.Active() != 0 {
 			t.Errorf("node %d after the hammer: %s, %s", i, n.s.Counts(), problem)
 		}
 		if st := n.s.Stats(); st.Pending != 0 || st.Running != 0 {
 			t.Errorf("node %d after the hammer: %+v", i, st)
 		}
 	}
-}
-
-// slotsReturn reports whether every slot of s is given back within a few
-// seconds. Wait returns once nothing runs; a worker started for an item that
-// another took may still be on its way out.
-func slotsReturn(s *scheduler.Scheduler) bool {
-	deadline := time.Now().Add(5 * time.Second)
-	for s.Active() != 0 {
-		if time.Now().After(deadline) {
-			return false
-		}
-		runtime.Gosched()
+	if got := testkit.BubbleGoroutines() - base; got != 0 {
+		t.Errorf("%d goroutines left once the tree is idle; want 0", got)
 	}
-	return true
 }
