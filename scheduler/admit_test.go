@@ -34,9 +34,7 @@ func TestFIFOAndLimit(t *testing.T) {
 				for i := range limit {
 					want = append(want, fmt.Sprint(i))
 				}
-				if got := log.TakeSorted(); !slices.Equal(got, want) {
-					t.Fatalf("started %v; want %v", got, want)
-				}
+				expect(t, "at first", log.TakeSorted(), want...)
 				if got := s.Stats().Running; got != limit {
 					t.Errorf("Running() = %d; want %d", got, limit)
 				}
@@ -51,9 +49,7 @@ func TestFIFOAndLimit(t *testing.T) {
 					if next := i + limit; next < 7 {
 						want = []string{fmt.Sprint(next)}
 					}
-					if got := log.Take(); !slices.Equal(got, want) {
-						t.Fatalf("after item %d finished, started %v; want %v", i, got, want)
-					}
+					expect(t, fmt.Sprintf("after item %d finished", i), log.Take(), want...)
 				}
 				if got := s.Active(); got != 0 {
 					t.Errorf("idle scheduler has %d active workers; want 0", got)
@@ -76,9 +72,7 @@ func TestBarrier(t *testing.T) {
 		s.Enqueue(c)
 		s.Enqueue(d)
 		synctest.Wait()
-		if got, want := log.TakeSorted(), []string{"a", "b"}; !slices.Equal(got, want) {
-			t.Fatalf("started %v; want %v: the barrier waits for the items before it", got, want)
-		}
+		expect(t, "the barrier waits for the items before it", log.TakeSorted(), "a", "b")
 		close(a.release)
 		synctest.Wait()
 		if got := log.Take(); len(got) != 0 {
@@ -86,9 +80,7 @@ func TestBarrier(t *testing.T) {
 		}
 		close(b.release)
 		synctest.Wait()
-		if got, want := log.Take(), []string{"barrier"}; !slices.Equal(got, want) {
-			t.Fatalf("started %v; want %v alone", got, want)
-		}
+		expect(t, "the barrier starts alone", log.Take(), "barrier")
 		if got := s.Stats().Running; got != 1 {
 			t.Errorf("Running() = %d during the barrier; want 1", got)
 		}
@@ -97,9 +89,7 @@ func TestBarrier(t *testing.T) {
 		}
 		close(bar.release)
 		synctest.Wait()
-		if got, want := log.TakeSorted(), []string{"c", "d"}; !slices.Equal(got, want) {
-			t.Fatalf("started %v after the barrier; want %v together", got, want)
-		}
+		expect(t, "after the barrier", log.TakeSorted(), "c", "d")
 		close(c.release)
 		close(d.release)
 	})
@@ -118,9 +108,7 @@ func TestBarrierDequeuedUnblocksItemsBehindIt(t *testing.T) {
 			t.Fatal("TryDequeue(barrier) = false; want true")
 		}
 		synctest.Wait()
-		if got, want := log.TakeSorted(), []string{"a", "c"}; !slices.Equal(got, want) {
-			t.Errorf("started %v; want %v once the barrier is gone", got, want)
-		}
+		expect(t, "once the barrier is gone", log.TakeSorted(), "a", "c")
 		close(a.release)
 		close(c.release)
 	})

@@ -13,7 +13,7 @@ import (
 )
 
 // TestSuspendResume: a suspended scheduler accepts items and starts none;
-// suspending a child holds back its subtree only.
+// suspending a child holds back its subtree only; Suspend and Resume nest.
 func TestSuspendResume(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		root := scheduler.New(2)
@@ -22,35 +22,30 @@ func TestSuspendResume(t *testing.T) {
 		other := scheduler.New(1, scheduler.WithTarget(root))
 		var ran atomic.Int32
 		item := scheduler.Func(func() { ran.Add(1) })
+		want := func(n int32, when string) {
+			t.Helper()
+			synctest.Wait()
+			if got := ran.Load(); got != n {
+				t.Errorf("%s: %d items ran; want %d", when, got, n)
+			}
+		}
 		child.Suspend()
 		child.Enqueue(item)
 		grandchild.Enqueue(item)
 		other.Enqueue(item)
-		synctest.Wait()
-		if got := ran.Load(); got != 1 {
-			t.Errorf("%d items ran with the child suspended; want 1 (the other child's)", got)
-		}
+		want(1, "with the child suspended") // the other child's
 		if st := child.Stats(); st.Pending != 1 {
 			t.Errorf("suspended child: Pending = %d; want 1", st.Pending)
 		}
 		child.Resume()
-		synctest.Wait()
-		if got := ran.Load(); got != 3 {
-			t.Errorf("%d items ran after Resume; want 3", got)
-		}
+		want(3, "after Resume")
 		root.Suspend()
 		root.Suspend()
 		root.Enqueue(item)
 		root.Resume()
-		synctest.Wait()
-		if got := ran.Load(); got != 3 {
-			t.Errorf("ran %d after one of two Resumes; want 3", got)
-		}
+		want(3, "after one of two Resumes")
 		root.Resume()
-		synctest.Wait()
-		if got := ran.Load(); got != 4 {
-			t.Errorf("ran %d after both Resumes; want 4", got)
-		}
+		want(4, "after both Resumes")
 		if msg := testkit.PanicMessage(root.Resume); msg != "scheduler: Resume of a scheduler that is not suspended" {
 			t.Errorf("Resume without Suspend panicked with %q", msg)
 		}

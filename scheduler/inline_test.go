@@ -1,7 +1,6 @@
 package scheduler_test
 
 import (
-	"slices"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -32,14 +31,10 @@ func TestTryRun(t *testing.T) {
 		s.TryRun(scheduler.Slot{}, func(scheduler.Slot) {
 			s.Enqueue(b)
 			synctest.Wait()
-			if got := log.Take(); !slices.Equal(got, []string{"a"}) {
-				t.Errorf("started %v while TryRun held the only slot; want [a]", got)
-			}
+			expect(t, "while TryRun held the only slot", log.Take(), "a")
 		})
 		synctest.Wait()
-		if got := log.Take(); !slices.Equal(got, []string{"b"}) {
-			t.Errorf("started %v after TryRun; want [b]", got)
-		}
+		expect(t, "after TryRun", log.Take(), "b")
 		close(b.release)
 		synctest.Wait()
 
@@ -109,9 +104,7 @@ func TestRunInPlace(t *testing.T) {
 		if err := s.Wait(t.Context()); err != nil {
 			t.Fatal(err)
 		}
-		if want := []string{"outer start", "inner", "outer end", "queued"}; !slices.Equal(order, want) {
-			t.Errorf("order = %v; want %v", order, want)
-		}
+		expect(t, "in the end", order, "outer start", "inner", "outer end", "queued")
 		if got := s.Stats().Completed; got != 3 {
 			t.Errorf("Completed = %d; want 3", got)
 		}
@@ -224,9 +217,7 @@ func TestTryEnqueue(t *testing.T) {
 		if err := root.Wait(t.Context()); err != nil {
 			t.Fatal(err)
 		}
-		if got, want := log.Take(), []string{"a", "s", "b", "c"}; !slices.Equal(got, want) {
-			t.Errorf("ran %q; want %q", got, want)
-		}
+		expect(t, "in the end", log.Take(), "a", "s", "b", "c")
 	})
 }
 

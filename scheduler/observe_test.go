@@ -11,7 +11,6 @@ import (
 	"runtime/pprof"
 	"runtime/trace"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -165,17 +164,7 @@ func BenchmarkObserve(b *testing.B) {
 					}
 					defer trace.Stop()
 				}
-				b.ReportAllocs()
-				s := scheduler.New(1, scheduler.WithName(name))
-				var n atomic.Int64
-				item := scheduler.Func(func() { n.Add(1) })
-				for i := 1; b.Loop(); i++ {
-					s.Enqueue(item)
-					if i%drainEvery == 0 {
-						s.Wait(context.Background())
-					}
-				}
-				s.Wait(context.Background())
+				benchEnqueue(b, scheduler.New(1, scheduler.WithName(name)))
 			})
 		}
 	}

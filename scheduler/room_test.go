@@ -2,7 +2,6 @@ package scheduler_test
 
 import (
 	"context"
-	"slices"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -65,9 +64,7 @@ func TestMaxPending(t *testing.T) {
 		close(c.release)
 		close(d.release)
 		synctest.Wait()
-		if got := log.Take(); !slices.Equal(got, []string{"a", "b", "c", "d"}) {
-			t.Errorf("ran %v; want [a b c d]: queued items run after Close", got)
-		}
+		expect(t, "queued items run after Close", log.Take(), "a", "b", "c", "d")
 	})
 }
 
@@ -130,8 +127,6 @@ func TestReserve(t *testing.T) {
 		if err := s.Wait(t.Context()); err != nil {
 			t.Fatal(err)
 		}
-		if got := log.Take(); !slices.Equal(got, []string{"a", "b"}) {
-			t.Errorf("ran %v; want [a b]", got)
-		}
+		expect(t, "in the end", log.Take(), "a", "b")
 	})
 }

@@ -34,6 +34,15 @@ func (g *gate) Run(scheduler.Slot) {
 	<-g.release
 }
 
+// expect fails the test, naming the moment when, unless got, what a log
+// recorded, is want.
+func expect(t *testing.T, when string, got []string, want ...string) {
+	t.Helper()
+	if !slices.Equal(got, want) {
+		t.Errorf("%s: logged %q; want %q", when, got, want)
+	}
+}
+
 // slotFunc is a Task that receives its Slot.
 type slotFunc func(scheduler.Slot)
 
@@ -138,9 +147,7 @@ func TestTryDequeue(t *testing.T) {
 		close(a.release)
 		close(c.release)
 		synctest.Wait()
-		if got, want := log.Take(), []string{"a", "c"}; !slices.Equal(got, want) {
-			t.Errorf("ran %v; want %v (b was dequeued)", got, want)
-		}
+		expect(t, "b was dequeued", log.Take(), "a", "c")
 	})
 }
 
@@ -188,9 +195,7 @@ func TestCloseAndDequeueAll(t *testing.T) {
 		if err := s.Wait(t.Context()); err != nil {
 			t.Fatal(err)
 		}
-		if got := log.Take(); !slices.Equal(got, []string{"a"}) {
-			t.Errorf("ran %v; want [a]", got)
-		}
+		expect(t, "in the end", log.Take(), "a")
 	})
 }
 
@@ -279,9 +284,7 @@ func TestCloseNow(t *testing.T) {
 		if err := root.Wait(t.Context()); err != nil {
 			t.Fatal(err)
 		}
-		if got, want := log.Take(), []string{"a", "child's"}; !slices.Equal(got, want) {
-			t.Errorf("ran %q; want %q", got, want)
-		}
+		expect(t, "in the end", log.Take(), "a", "child's")
 	})
 }
 
@@ -387,9 +390,7 @@ func TestRequeue(t *testing.T) {
 		if err := s.Wait(t.Context()); err != nil {
 			t.Fatal(err)
 		}
-		if got, want := log.Take(), []string{"a", "b", "d"}; !slices.Equal(got, want) {
-			t.Errorf("ran %q; want %q", got, want)
-		}
+		expect(t, "in the end", log.Take(), "a", "b", "d")
 		s.Suspend()
 		s.Requeue(c)
 		if got := s.DequeueAll(); len(got) != 1 || got[0] != c {
@@ -466,9 +467,22 @@ func TestStatsCountOwnItems(t *testing.T) {
 	})
 }
 
-// drainEvery is how many items the throughput benchmarks queue before waiting
-// for them to run, so that they measure running items, not only queuing them,
-// and keep the backlog small.
+// benchEnqueue queues a tiny item on s for each iteration of b, and waits
+// for them to run every drainEvery items, so that it measures running items,
+// not only queuing them, and keeps the backlog small.
+func benchEnqueue(b *testing.B, s *scheduler.Scheduler) {
+	b.ReportAllocs()
+	var n atomic.Int64
+	item := scheduler.Func(func() { n.Add(1) })
+	for i := 1; b.Loop(); i++ {
+		s.Enqueue(item)
+		if i%drainEvery == 0 {
+			s.Wait(context.Background())
+		}
+	}
+	s.Wait(context.Background())
+}
+
 const drainEvery = 1024
 
 // BenchmarkEnqueue measures queuing a tiny item and running it, against a
@@ -477,16 +491,7 @@ const drainEvery = 1024
 func BenchmarkEnqueue(b *testing.B) {
 	for _, limit := range []int{1, 4} {
 		b.Run(fmt.Sprintf("impl=scheduler/limit=%d", limit), func(b *testing.B) {
-			b.ReportAllocs()
-			s := scheduler.New(limit)
-			var n atomic.Int64
-			item := scheduler.Func(func() { n.Add(1) })
-			for i := 1; b.Loop(); i++ {
-				s.Enqueue(item)
-				if i%drainEvery == 0 {
-					s.Wait(context.Background())
-				}
-			}
+			benchEnqueue(b, scheduler.New(limit))
 		})
 		b.Run(fmt.Sprintf("impl=channel/limit=%d", limit), func(b *testing.B) {
 			b.ReportAllocs()
