@@ -7,10 +7,7 @@ import (
 	"testing/synctest"
 
 	"github.com/taskqueue-go/taskqueue/internal/testkit"
-	"go.uber.org/goleak"
 )
-
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m, testkit.LeakOptions()...) }
 
 func TestBubbleGoroutines(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
