@@ -1,6 +1,8 @@
 package scheduler_test
 
 import (
+	"runtime"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -45,6 +47,18 @@ func TestTryRun(t *testing.T) {
 		}
 		if got := s.Active(); got != 0 {
 			t.Errorf("Active() = %d after a panic in TryRun; want 0", got)
+		}
+
+		// So does runtime.Goexit.
+		var wg sync.WaitGroup
+		returned := false
+		wg.Go(func() {
+			s.TryRun(scheduler.Slot{}, func(scheduler.Slot) { runtime.Goexit() })
+			returned = true
+		})
+		wg.Wait()
+		if returned || s.Active() != 0 {
+			t.Errorf("after a Goexit in TryRun: TryRun returned %v, %d slots held; want false, 0", returned, s.Active())
 		}
 		s.Close()
 		if s.TryRun(scheduler.Slot{}, func(scheduler.Slot) {}) {

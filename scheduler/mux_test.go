@@ -69,7 +69,7 @@ func TestPriority(t *testing.T) {
 // child of higher priority starts within one quantum.
 func TestPriorityPreempts(t *testing.T) {
 	const quantum = 8
-	n := waitBehindFlood(t, quantum, scheduler.WithPriority(1))
+	n := waitBehindFlood(t, quantum, []scheduler.Option{scheduler.WithQuantum(quantum)}, scheduler.WithPriority(1))
 	if n > quantum {
 		t.Errorf("the high-priority item waited for %d items of priority 0; want at most one quantum (%d)", n, quantum)
 	}

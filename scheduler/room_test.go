@@ -2,6 +2,8 @@ package scheduler_test
 
 import (
 	"context"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -34,7 +36,8 @@ func TestMaxPending(t *testing.T) {
 			t.Errorf("EnqueueContext gave up after %v; want 1s", waited)
 		}
 
-		// Room made by a finishing item goes to the waiting caller.
+		// Room made by a finishing item goes to the caller that waited
+		// longest.
 		d := newGate("d", &log)
 		result := make(chan error)
 		go func() {
@@ -42,17 +45,21 @@ func TestMaxPending(t *testing.T) {
 			result <- err
 		}()
 		synctest.Wait()
-		close(a.release) // b starts, making room
-		if err := <-result; err != nil {
-			t.Errorf("EnqueueContext after room was made = %v; want nil", err)
-		}
-
-		// Close wakes the callers still waiting.
 		go func() {
 			_, err := s.EnqueueContext(t.Context(), scheduler.Func(func() {}))
 			result <- err
 		}()
 		synctest.Wait()
+		close(a.release) // b starts, making room
+		if err := <-result; err != nil {
+			t.Errorf("EnqueueContext after room was made = %v; want nil", err)
+		}
+		synctest.Wait()
+		if got := s.Stats().Pending; got != 2 {
+			t.Errorf("Pending = %d with room for one more made; want 2", got)
+		}
+
+		// Close wakes the callers still waiting: the second one.
 		s.Close()
 		if err := <-result; err != scheduler.ErrClosed {
 			t.Errorf("EnqueueContext waiting at Close = %v; want ErrClosed", err)
@@ -129,4 +136,42 @@ func TestReserve(t *testing.T) {
 		}
 		expect(t, "in the end", log.Take(), "a", "b")
 	})
+}
+
+// TestReservationConcurrentUse: goroutines that race to use or give back
+// one reservation find that exactly one of them did, and the room is given
+// back or used once.
+func TestReservationConcurrentUse(t *testing.T) {
+	s := scheduler.New(1, scheduler.WithMaxPending(1))
+	for range 100 {
+		r, err := s.Reserve()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var used atomic.Int32
+		var wg sync.WaitGroup
+		for g := range 4 {
+			wg.Go(func() {
+				if g == 0 {
+					defer func() {
+						if recover() == nil {
+							used.Add(1) // Enqueue went through
+						}
+					}()
+					r.Enqueue(scheduler.Func(func() {}))
+					return
+				}
+				if r.Cancel() {
+					used.Add(1)
+				}
+			})
+		}
+		wg.Wait()
+		if got := used.Load(); got != 1 {
+			t.Fatalf("%d of the racing calls used or gave back the reservation; want 1", got)
+		}
+		if err := s.Wait(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
 }

@@ -354,9 +354,29 @@ func TestWait(t *testing.T) {
 			t.Fatalf("Wait returned %v while an item ran", err)
 		default:
 		}
+		b := newGate("b", &log)
+		s.Enqueue(b) // queued while Wait waits: waited for too
 		close(a.release)
+		synctest.Wait()
+		select {
+		case err := <-done:
+			t.Fatalf("Wait returned %v while an item queued as it waited ran", err)
+		default:
+		}
+		close(b.release)
 		if err := <-done; err != nil {
 			t.Errorf("Wait = %v; want nil", err)
+		}
+
+		// From an item, Wait waits for that item too: only its context
+		// ends it.
+		s.Enqueue(scheduler.Func(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			done <- s.Wait(ctx)
+		}))
+		if err := <-done; err != context.DeadlineExceeded {
+			t.Errorf("Wait from an item = %v; want DeadlineExceeded", err)
 		}
 	})
 }
@@ -513,4 +533,24 @@ func BenchmarkEnqueue(b *testing.B) {
 			wg.Wait()
 		})
 	}
+}
+
+// TestEnqueueMemory: once the list's segments are pooled, queuing an item
+// (and removing it) allocates nothing. The race detector's allocations
+// blur the count: CI runs it without.
+func TestEnqueueMemory(t *testing.T) {
+	if testkit.RaceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	s := scheduler.New(1)
+	s.Suspend() // the items stay queued: no worker starts
+	item := scheduler.Func(func() {})
+	allocs := testing.AllocsPerRun(1000, func() {
+		id, _ := s.Enqueue(item)
+		s.TryDequeue(id)
+	})
+	if allocs != 0 {
+		t.Errorf("Enqueue and TryDequeue allocate %v times; want 0", allocs)
+	}
+	s.Resume()
 }

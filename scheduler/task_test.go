@@ -74,3 +74,14 @@ func TestIDsIncrease(t *testing.T) {
 	}
 	s.Resume()
 }
+
+// TestBarrierMemory: marking a task as a barrier costs one allocation.
+func TestBarrierMemory(t *testing.T) {
+	if testkit.RaceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	x, marked := scheduler.Task(scheduler.Func(func() {})), scheduler.Task(nil)
+	if allocs := testing.AllocsPerRun(100, func() { marked = scheduler.Barrier(x) }); allocs != 1 || marked == nil {
+		t.Errorf("Barrier allocates %v times; want 1", allocs)
+	}
+}

@@ -102,24 +102,32 @@ func TestSerialChildOrder(t *testing.T) {
 // before the sibling came. The flood's items each wait for a token, so the
 // count is exact.
 func TestFairness(t *testing.T) {
-	for _, quantum := range []int{1, 4, 16} {
-		t.Run(fmt.Sprintf("quantum=%d", quantum), func(t *testing.T) {
-			n := waitBehindFlood(t, quantum, scheduler.WithQuantum(quantum))
-			if n > 2*quantum {
-				t.Errorf("the sibling's item waited for %d items of the flood; want at most two quanta (%d)", n, 2*quantum)
+	for _, c := range []struct {
+		quantum int
+		opts    []scheduler.Option
+	}{
+		{1, []scheduler.Option{scheduler.WithQuantum(1)}},
+		{4, []scheduler.Option{scheduler.WithQuantum(4)}},
+		{16, nil}, // the default
+	} {
+		t.Run(fmt.Sprintf("quantum=%d", c.quantum), func(t *testing.T) {
+			n := waitBehindFlood(t, c.quantum, c.opts)
+			if n > 2*c.quantum {
+				t.Errorf("the sibling's item waited for %d items of the flood; want at most two quanta (%d)", n, 2*c.quantum)
 			}
 		})
 	}
 }
 
-// waitBehindFlood floods a child of a target of limit 1, then queues one item
-// on a sibling made with opts, and returns how many items of the flood ran
+// waitBehindFlood floods a child of a target of limit 1, made with
+// floodOpts, with a hundred quanta of items, then queues one item on a
+// sibling made with opts, and returns how many items of the flood ran
 // between the two.
-func waitBehindFlood(t *testing.T, quantum int, opts ...scheduler.Option) int {
+func waitBehindFlood(t *testing.T, quantum int, floodOpts []scheduler.Option, opts ...scheduler.Option) int {
 	var n int
 	synctest.Test(t, func(t *testing.T) {
 		root := scheduler.New(1)
-		flood := scheduler.New(4, scheduler.WithTarget(root), scheduler.WithQuantum(quantum))
+		flood := scheduler.New(4, append(floodOpts, scheduler.WithTarget(root))...)
 		sibling := scheduler.New(1, append(opts, scheduler.WithTarget(root))...)
 		tokens := make(chan struct{})
 		for range 100 * quantum {

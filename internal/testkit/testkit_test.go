@@ -75,6 +75,16 @@ func TestGauge(t *testing.T) {
 	if want := "q: 3 functions at once (limit 2), entering c"; g.Over() != want {
 		t.Errorf("Over() = %q; want %q", g.Over(), want)
 	}
+	var h testkit.Gauge
+	both := testkit.Gauges{g, &h}
+	both.Enter("d")
+	if g.Now() != 2 || h.Now() != 1 {
+		t.Errorf("after Gauges.Enter: Now = %d, %d; want 2, 1", g.Now(), h.Now())
+	}
+	both.Leave()
+	if g.Now() != 1 || h.Now() != 0 || h.Peak() != 1 {
+		t.Errorf("after Gauges.Leave: Now = %d, %d, Peak %d; want 1, 0, 1", g.Now(), h.Now(), h.Peak())
+	}
 }
 
 func TestIsClosed(t *testing.T) {
