@@ -90,8 +90,7 @@ func TestBarrier(t *testing.T) {
 		close(bar.release)
 		synctest.Wait()
 		expect(t, "after the barrier", log.TakeSorted(), "c", "d")
-		close(c.release)
-		close(d.release)
+		release(c, d)
 	})
 }
 
@@ -109,8 +108,7 @@ func TestBarrierDequeuedUnblocksItemsBehindIt(t *testing.T) {
 		}
 		synctest.Wait()
 		expect(t, "once the barrier is gone", log.TakeSorted(), "a", "c")
-		close(a.release)
-		close(c.release)
+		release(a, c)
 	})
 }
 
@@ -129,9 +127,7 @@ func TestIdleFunc(t *testing.T) {
 				t.Errorf("%s: the idle functions ran %d times, the target's %d; want %d, %d", when, idles.Load(), rootIdles.Load(), n, rootN)
 			}
 		}
-		if err := s.Wait(t.Context()); err != nil {
-			t.Fatal(err)
-		}
+		mustWait(t, s)
 		want("never busy", 0, 0)
 		s.Enqueue(scheduler.Func(func() {}))
 		synctest.Wait()
@@ -260,9 +256,7 @@ func hammer(t *testing.T, limit, producers, total int) {
 	if p := lost.Load(); p != nil {
 		t.Fatal(*p)
 	}
-	if err := s.Wait(t.Context()); err != nil {
-		t.Fatal(err)
-	}
+	mustWait(t, s)
 	if got, want := ran.Load(), int64(total/producers*producers); got != want {
 		t.Errorf("%d items ran; want %d", got, want)
 	}

@@ -137,9 +137,7 @@ func TestSuspendStopsStartsUnderLoad(t *testing.T) {
 		}
 		close(stop)
 		wg.Wait()
-		if err := target.Wait(t.Context()); err != nil {
-			t.Fatal(err)
-		}
+		mustWait(t, target)
 		if bad != 0 {
 			t.Errorf("child %v: items started while suspended in %d of 1000 rounds", child, bad)
 		}

@@ -81,9 +81,7 @@ func TestTryRunKeepsFIFO(t *testing.T) {
 		if s.TryRun(scheduler.Slot{}, func(scheduler.Slot) {}) {
 			t.Error("TryRun ran ahead of queued items")
 		}
-		close(a.release)
-		close(bar.release)
-		close(c.release)
+		release(a, bar, c)
 	})
 }
 
@@ -115,9 +113,7 @@ func TestRunInPlace(t *testing.T) {
 			close(done)
 		}))
 		<-done
-		if err := s.Wait(t.Context()); err != nil {
-			t.Fatal(err)
-		}
+		mustWait(t, s)
 		expect(t, "in the end", order, "outer start", "inner", "outer end", "queued")
 		if got := s.Stats().Completed; got != 3 {
 			t.Errorf("Completed = %d; want 3", got)
@@ -228,9 +224,7 @@ func TestTryEnqueue(t *testing.T) {
 		synctest.Wait()
 		try(root, scheduler.Func(func() {}), false, "on a closed scheduler")
 		close(c.release)
-		if err := root.Wait(t.Context()); err != nil {
-			t.Fatal(err)
-		}
+		mustWait(t, root)
 		expect(t, "in the end", log.Take(), "a", "s", "b", "c")
 	})
 }

@@ -36,9 +36,7 @@ func TestPriority(t *testing.T) {
 		add(mid, "mid", 40)
 		add(high, "high", 40)
 		close(gate)
-		if err := root.Wait(t.Context()); err != nil {
-			t.Fatal(err)
-		}
+		mustWait(t, root)
 		if order[0] != "high" {
 			t.Errorf("first start: %s; want high", order[0])
 		}

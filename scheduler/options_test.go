@@ -54,9 +54,7 @@ func TestOptionsTakeExtremeValues(t *testing.T) {
 			child.Enqueue(scheduler.Func(func() { log.Add(c.name) }))
 		}
 		close(release)
-		if err := root.Wait(t.Context()); err != nil {
-			t.Fatal(err)
-		}
+		mustWait(t, root)
 		expect(t, "in the end", log.Take(), "highest", "zero", "lowest")
 	})
 }

@@ -63,9 +63,7 @@ func TestRepanickedPanicErrorKeepsItsStack(t *testing.T) {
 	s := scheduler.New(1, scheduler.WithName("outer"), scheduler.WithPanicHandler(panics.Add))
 	first := &scheduler.PanicError{Value: "boom", Stack: []byte("the first stack"), Source: "inner"}
 	s.Enqueue(scheduler.Func(func() { panic(first) }))
-	if err := s.Wait(t.Context()); err != nil {
-		t.Fatal(err)
-	}
+	mustWait(t, s)
 	if got := panics.Take(); len(got) != 1 || got[0] != first {
 		t.Errorf("the handler got %v; want the PanicError the item panicked with", got)
 	}

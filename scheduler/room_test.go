@@ -67,9 +67,7 @@ func TestMaxPending(t *testing.T) {
 		if _, err := s.Enqueue(scheduler.Func(func() {})); err != scheduler.ErrClosed {
 			t.Errorf("Enqueue on a closed, full list = %v; want ErrClosed", err)
 		}
-		close(b.release)
-		close(c.release)
-		close(d.release)
+		release(b, c, d)
 		synctest.Wait()
 		expect(t, "queued items run after Close", log.Take(), "a", "b", "c", "d")
 	})
@@ -129,11 +127,8 @@ func TestReserve(t *testing.T) {
 		if got := testkit.PanicMessage(func() { r1.Enqueue(scheduler.Func(func() {})) }); got != misuse {
 			t.Errorf("second Enqueue on a reservation panicked with %q; want %q", got, misuse)
 		}
-		close(a.release)
-		close(b.release)
-		if err := s.Wait(t.Context()); err != nil {
-			t.Fatal(err)
-		}
+		release(a, b)
+		mustWait(t, s)
 		expect(t, "in the end", log.Take(), "a", "b")
 	})
 }
@@ -170,8 +165,6 @@ func TestReservationConcurrentUse(t *testing.T) {
 		if got := used.Load(); got != 1 {
 			t.Fatalf("%d of the racing calls used or gave back the reservation; want 1", got)
 		}
-		if err := s.Wait(t.Context()); err != nil {
-			t.Fatal(err)
-		}
+		mustWait(t, s)
 	}
 }

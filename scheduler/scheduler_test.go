@@ -34,6 +34,21 @@ func (g *gate) Run(scheduler.Slot) {
 	<-g.release
 }
 
+// release lets the gates end.
+func release(gates ...*gate) {
+	for _, g := range gates {
+		close(g.release)
+	}
+}
+
+// mustWait waits until s is idle, and fails the test if Wait fails.
+func mustWait(t *testing.T, s *scheduler.Scheduler) {
+	t.Helper()
+	if err := s.Wait(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // expect fails the test, naming the moment when, unless got, what a log
 // recorded, is want.
 func expect(t *testing.T, when string, got []string, want ...string) {
@@ -112,9 +127,7 @@ func TestSerialHappensBefore(t *testing.T) {
 			runtime.Gosched() // let the worker drain and exit now and then
 		}
 	}
-	if err := s.Wait(t.Context()); err != nil {
-		t.Fatal(err)
-	}
+	mustWait(t, s)
 	if n != 1000 {
 		t.Errorf("n = %d; want 1000", n)
 	}
@@ -144,8 +157,7 @@ func TestTryDequeue(t *testing.T) {
 		if got := s.Stats().Pending; got != 1 {
 			t.Errorf("Pending() = %d; want 1", got)
 		}
-		close(a.release)
-		close(c.release)
+		release(a, c)
 		synctest.Wait()
 		expect(t, "b was dequeued", log.Take(), "a", "c")
 	})
@@ -192,9 +204,7 @@ func TestCloseAndDequeueAll(t *testing.T) {
 			t.Errorf("DequeueAll() = %v; want [b c] without barrier marks", got)
 		}
 		close(a.release)
-		if err := s.Wait(t.Context()); err != nil {
-			t.Fatal(err)
-		}
+		mustWait(t, s)
 		expect(t, "in the end", log.Take(), "a")
 	})
 }
@@ -279,11 +289,8 @@ func TestCloseNow(t *testing.T) {
 		if _, err := child.Enqueue(b); err != scheduler.ErrClosed {
 			t.Errorf("Enqueue on a child after its target's CloseNow = %v; want ErrClosed", err)
 		}
-		close(a.release)
-		close(d.release)
-		if err := root.Wait(t.Context()); err != nil {
-			t.Fatal(err)
-		}
+		release(a, d)
+		mustWait(t, root)
 		expect(t, "in the end", log.Take(), "a", "child's")
 	})
 }
@@ -404,12 +411,8 @@ func TestRequeue(t *testing.T) {
 		}
 		s.Close()
 		s.Requeue(d)
-		close(a.release)
-		close(b.release)
-		close(d.release)
-		if err := s.Wait(t.Context()); err != nil {
-			t.Fatal(err)
-		}
+		release(a, b, d)
+		mustWait(t, s)
 		expect(t, "in the end", log.Take(), "a", "b", "d")
 		s.Suspend()
 		s.Requeue(c)
@@ -471,12 +474,8 @@ func TestStatsCountOwnItems(t *testing.T) {
 		if got, want := child.Stats(), (scheduler.Stats{Pending: 1, Running: 1}); got != want {
 			t.Errorf("the child's Stats() = %+v; want %+v", got, want)
 		}
-		close(a.release)
-		close(b.release)
-		close(c.release)
-		if err := root.Wait(t.Context()); err != nil {
-			t.Fatal(err)
-		}
+		release(a, b, c)
+		mustWait(t, root)
 		child.TryRun(scheduler.Slot{}, func(scheduler.Slot) {})
 		if got, want := root.Stats(), (scheduler.Stats{Completed: 1}); got != want {
 			t.Errorf("the idle target's Stats() = %+v; want %+v", got, want)

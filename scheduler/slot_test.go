@@ -53,8 +53,6 @@ func TestHolds(t *testing.T) {
 				}
 			})
 		})
-		if err := s.Wait(t.Context()); err != nil {
-			t.Fatal(err)
-		}
+		mustWait(t, s)
 	})
 }

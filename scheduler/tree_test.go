@@ -47,13 +47,9 @@ func TestChildrenRunOnTargetSlots(t *testing.T) {
 		}
 		close(release)
 		for _, c := range kids {
-			if err := c.Wait(t.Context()); err != nil {
-				t.Fatal(err)
-			}
+			mustWait(t, c)
 		}
-		if err := root.Wait(t.Context()); err != nil {
-			t.Fatal(err)
-		}
+		mustWait(t, root)
 		if p := rootG.Peak(); p != 3 {
 			t.Errorf("at most %d items ran at once on a target of limit 3; want 3", p)
 		}

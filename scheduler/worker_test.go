@@ -30,9 +30,7 @@ func TestWorkersStartOnDemandAndExit(t *testing.T) {
 				t.Errorf("%d items queued: %d workers; want %d", i+1, got, want)
 			}
 		}
-		for _, g := range gates {
-			close(g.release)
-		}
+		release(gates...)
 		synctest.Wait()
 		if got := testkit.BubbleGoroutines() - base; got != 0 {
 			t.Errorf("%d workers left once the list is empty; want 0", got)
@@ -60,9 +58,7 @@ func TestPanicReachesHandlerAndWorkerGoesOn(t *testing.T) {
 		s.Enqueue(scheduler.Func(func() { log.Add("a") }))
 		s.Enqueue(scheduler.Func(func() { panic("second") }))
 		s.Enqueue(scheduler.Func(func() { log.Add("b") }))
-		if err := s.Wait(t.Context()); err != nil {
-			t.Fatal(err)
-		}
+		mustWait(t, s)
 		expect(t, "in the end", log.Take(), "handler: boom", "a", "handler: second", "b")
 		got := panics.Take()
 		if len(got) != 2 {
@@ -100,9 +96,7 @@ func TestGoexit(t *testing.T) {
 		s.Enqueue(scheduler.Func(func() { ran.Add(1) }))
 		s.Enqueue(scheduler.Func(runtime.Goexit))
 		s.Enqueue(scheduler.Func(func() { ran.Add(1) }))
-		if err := s.Wait(t.Context()); err != nil {
-			t.Fatal(err)
-		}
+		mustWait(t, s)
 		synctest.Wait()
 		if got := ran.Load(); got != 2 {
 			t.Errorf("%d items ran around Goexits; want 2", got)
