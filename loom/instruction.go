@@ -176,19 +176,31 @@ func WaitCustom(w KeepWaiter) Instruction {
 	return Instruction{kind: waitCustom, ref: w}
 }
 
+// waitNames names the waits in CoroutineInfo, those with arguments by the
+// function that makes them.
+var waitNames = [...]string{
+	waitNextFrame:   "NextFrame",
+	waitSeconds:     "WaitForSeconds",
+	waitRealtime:    "WaitForSecondsRealtime",
+	waitFrames:      "WaitForFrames",
+	waitUntil:       "WaitUntil",
+	waitWhile:       "WaitWhile",
+	waitFor:         "WaitFor",
+	waitCustom:      "WaitCustom",
+	waitAll:         "WaitAll",
+	waitAny:         "WaitAny",
+	waitFixedUpdate: "WaitForFixedUpdate",
+	waitEndOfFrame:  "WaitForEndOfFrame",
+}
+
 // describe describes the wait, for CoroutineInfo.
 func (in Instruction) describe() string {
+	name := waitNames[in.kind]
 	switch in.kind {
-	case waitSeconds:
-		return fmt.Sprintf("WaitForSeconds(%v)", time.Duration(in.n))
-	case waitRealtime:
-		return fmt.Sprintf("WaitForSecondsRealtime(%v)", time.Duration(in.n))
+	case waitSeconds, waitRealtime:
+		return fmt.Sprintf("%s(%v)", name, time.Duration(in.n))
 	case waitFrames:
-		return fmt.Sprintf("WaitForFrames(%d)", in.n)
-	case waitUntil:
-		return "WaitUntil"
-	case waitWhile:
-		return "WaitWhile"
+		return fmt.Sprintf("%s(%d)", name, in.n)
 	case waitFor:
 		if c, ok := in.ref.(*Coroutine); ok {
 			return fmt.Sprintf("WaitFor(coroutine #%d)", c.id) // the loom's coroutines are numbered from 1 as they start
@@ -196,16 +208,10 @@ func (in Instruction) describe() string {
 		return fmt.Sprintf("WaitFor(%T)", in.ref)
 	case waitCustom:
 		return fmt.Sprintf("WaitCustom(%T)", in.ref)
-	case waitAll:
-		return fmt.Sprintf("WaitAll(%d members)", len(in.ref.(*multi).ws))
-	case waitAny:
-		return fmt.Sprintf("WaitAny(%d members)", len(in.ref.(*multi).ws))
-	case waitFixedUpdate:
-		return "WaitForFixedUpdate"
-	case waitEndOfFrame:
-		return "WaitForEndOfFrame"
+	case waitAll, waitAny:
+		return fmt.Sprintf("%s(%d members)", name, len(in.ref.(*multi).ws))
 	}
-	return "NextFrame"
+	return name
 }
 
 func nop() {}

@@ -1,5 +1,0 @@
-//go:build !race
-
-package scheduler_test
-
-const raceEnabled = false
