@@ -125,6 +125,8 @@ func (s *Scheduler) spawnLocked() {
 // the target and calls the idle function.
 func (s *Scheduler) unlock() {
 	s.spawnLocked()
+	withdrew := s.withdrawTurnLocked()
+	hold := s.holdChangeLocked()
 	if holds := s.gate.suspends > 0 || s.slots.active > s.slots.limit; holds != s.gate.holds.Load() {
 		s.gate.holds.Store(holds) // stored only when it changes: the subtree reads it before each item
 	}
@@ -135,9 +137,22 @@ func (s *Scheduler) unlock() {
 	if request {
 		s.tree.parent.pushTurn(s)
 	}
+	if withdrew {
+		s.tree.parent.settle()
+	}
+	if hold != 0 {
+		s.holdTargets(hold)
+	}
 	if notify {
 		s.cfg.onIdle()
 	}
+}
+
+// settle draws the consequences of a change made to s by another
+// Scheduler's unlock (a child withdrew a turn): the slots, the idle signal.
+func (s *Scheduler) settle() {
+	s.mu.Lock()
+	s.unlock()
 }
 
 // isIdleLocked reports whether nothing is queued, reserved or running in s
@@ -178,18 +193,18 @@ func (s *Scheduler) takeLocked() (Task, bool) {
 	s.waits.startedLocked(s.list.frontID())
 	t := s.list.pop()
 	s.slots.running++
-	switch {
-	case s.tree.isTurn(t):
+	if s.tree.isTurn(t) {
 		s.slots.turns++
-		s.tree.mux.queued--
+		s.tree.mux.taken()
 		return t, true
-	case isBarrier(t):
+	}
+	if isBarrier(t) {
 		s.gate.barriers--
 		s.gate.exclusive = true
-	case isCarried(t):
-		return t, true // it holds no room
 	}
-	s.cfg.room.release(1)
+	if !isCarried(t) { // a carried item holds no room
+		s.cfg.room.release(1)
+	}
 	return t, true
 }
 

@@ -135,16 +135,17 @@ func TestIdleFunc(t *testing.T) {
 		s.Suspend()
 		id, _ := s.Enqueue(scheduler.Func(func() {}))
 		s.TryDequeue(id)
-		want("TryDequeue of the only item", 2, 1) // the target never saw it: the suspended child asked for no turn
+		want("TryDequeue of the only item", 2, 2) // a suspended child with items holds its target busy
+
 		s.Resume()
 		r, err := s.Reserve()
 		if err != nil {
 			t.Fatal(err)
 		}
 		r.Cancel()
-		want("Cancel of the only reservation", 3, 2)
+		want("Cancel of the only reservation", 3, 3)
 		s.TryRun(scheduler.Slot{}, func(scheduler.Slot) {})
-		want("TryRun", 4, 3)
+		want("TryRun", 4, 4)
 	})
 }
 

@@ -553,3 +553,29 @@ func TestEnqueueMemory(t *testing.T) {
 	}
 	s.Resume()
 }
+
+// TestRequeueKeepsABarrier: an item requeued marked as a barrier still runs
+// alone. Requeue used to drop the mark.
+func TestRequeueKeepsABarrier(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := scheduler.New(2)
+		var log testkit.Log
+		a := newGate("a", &log)
+		s.Enqueue(a)
+		synctest.Wait()
+		bar := newGate("barrier", &log)
+		s.Requeue(scheduler.Barrier(bar))
+		c := newGate("c", &log)
+		s.Enqueue(c)
+		synctest.Wait()
+		expect(t, "while a runs", log.TakeSorted(), "a")
+		release(a)
+		synctest.Wait()
+		expect(t, "once a ended", log.TakeSorted(), "barrier")
+		release(bar)
+		synctest.Wait()
+		expect(t, "once the barrier ended", log.TakeSorted(), "c")
+		release(c)
+		mustWait(t, s)
+	})
+}

@@ -2,6 +2,7 @@ package scheduler_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"runtime"
@@ -9,6 +10,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/taskqueue-go/taskqueue/internal/testkit"
 	"github.com/taskqueue-go/taskqueue/scheduler"
@@ -324,4 +326,63 @@ func hammerTree(t *testing.T, r *rand.Rand, perSubmitter int) {
 	if got := testkit.BubbleGoroutines() - base; got != 0 {
 		t.Errorf("%d goroutines left once the tree is idle; want 0", got)
 	}
+}
+
+// TestWithdrawnTurn: a child's turn that no item needs any more (its items
+// were removed while the target was busy) is taken back out of the target's
+// list: the subtree is idle at once, and a Wait for it, from an item of the
+// target that holds its one slot, returns. The turn used to stay queued,
+// keeping the target busy until it ran, which the waiting item stopped.
+func TestWithdrawnTurn(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		root := scheduler.New(1)
+		mid := scheduler.New(1, scheduler.WithTarget(root))
+		leaf := scheduler.New(1, scheduler.WithTarget(mid))
+		var err error
+		root.Enqueue(scheduler.Func(func() {
+			id, _ := leaf.Enqueue(scheduler.Func(func() { t.Error("the removed item ran") }))
+			leaf.TryDequeue(id)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+			defer cancel()
+			err = mid.Wait(ctx)
+		}))
+		mustWait(t, root)
+		if err != nil {
+			t.Errorf("Wait for a subtree whose only item was removed = %v; want nil at once", err)
+		}
+		for _, s := range []*scheduler.Scheduler{root, mid, leaf} {
+			if problem := s.Books(); problem != "" {
+				t.Error(problem)
+			}
+		}
+	})
+}
+
+// TestSuspendedChildHoldsItsTargets: a suspended child with items queued
+// requests no turn, but its targets still count them as work of their
+// subtree: their Wait waits, and their idle function does not run, until
+// the items have run. The targets used to look idle.
+func TestSuspendedChildHoldsItsTargets(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var idles atomic.Int32
+		root := scheduler.New(2, scheduler.WithIdleFunc(func() { idles.Add(1) }))
+		mid := scheduler.New(1, scheduler.WithTarget(root))
+		leaf := scheduler.New(1, scheduler.WithTarget(mid))
+		leaf.Suspend()
+		var ran atomic.Bool
+		leaf.Enqueue(scheduler.Func(func() { ran.Store(true) }))
+		ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+		defer cancel()
+		if err := root.Wait(ctx); !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("Wait for a subtree with a suspended child's item = %v; want it to last until its context ends", err)
+		}
+		if n := idles.Load(); n != 0 {
+			t.Errorf("the target's idle function ran %d times while the child's item waited", n)
+		}
+		leaf.Resume()
+		mustWait(t, root)
+		if !ran.Load() || idles.Load() != 1 {
+			t.Errorf("after Resume: item ran %v, idle function ran %d times; want true, 1", ran.Load(), idles.Load())
+		}
+	})
 }
