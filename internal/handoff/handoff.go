@@ -91,11 +91,20 @@ func (c *Call) Start() bool {
 // whether the caller will see the outcome: false means the caller left while
 // the function ran, and the runner reports whatever must not go unseen.
 func (c *Call) Deliver() bool {
-	ok, sleeper := c.finish()
-	if sleeper {
+	delivered, _ := c.DeliverWoke()
+	return delivered
+}
+
+// DeliverWoke is Deliver that also reports whether the caller slept and was
+// woken: the runtime then runs it on the runner's processor, once that is
+// free, unless another one takes it, so that a runner locked to its thread
+// that goes on polling for work keeps it waiting.
+func (c *Call) DeliverWoke() (delivered, woke bool) {
+	delivered, woke = c.finish()
+	if woke {
 		c.wake()
 	}
-	return ok
+	return delivered, woke
 }
 
 // finish moves c from running to done, reporting whether it did, and

@@ -80,9 +80,13 @@ func (m *callMachine) Deliver(t *rapid.T) {
 	if !m.armed {
 		t.Skip("not armed")
 	}
-	got, want := m.c.Deliver(), m.state == running
+	got, woke := m.c.DeliverWoke()
+	want := m.state == running
 	if got != want {
 		t.Fatalf("Deliver = %v in state %s", got, stateNames[m.state])
+	}
+	if asleep := m.waiter != nil; woke != (want && asleep) {
+		t.Fatalf("Deliver woke the caller %v; a Wait asleep %v", woke, asleep)
 	}
 	if want {
 		m.state = done

@@ -311,8 +311,13 @@ func runSteps(t *testing.T, round int, steps []step) {
 				t.Fatalf("%s: Start = %v; want %v", where, got, s.want)
 			}
 		case deliver:
-			if got := c.Deliver(); got != s.want {
+			asleep := c.state.Load()&sleeping != 0
+			got, woke := c.DeliverWoke()
+			if got != s.want {
 				t.Fatalf("%s: Deliver = %v; want %v", where, got, s.want)
+			}
+			if woke != (got && asleep) {
+				t.Fatalf("%s: Deliver woke the caller %v; the caller slept %v", where, woke, asleep)
 			}
 		case cancel:
 			stop()
