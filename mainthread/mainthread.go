@@ -41,11 +41,12 @@ func Loom() *loom.Loom { return mainLoom }
 // IsMain reports whether the caller runs on the main OS thread, which this
 // package keeps for the main goroutine: the main goroutine itself, or the
 // body of a coroutine of the main loom, which the main goroutine drives.
-// It asks the system for the calling thread's ID, a system call of a few
-// tens of nanoseconds on Linux (see BenchmarkIsMain). In a js/wasm page,
-// where every goroutine runs on the page's one thread, it reports true. On
-// systems other than Linux, Android, macOS, iOS, Windows and js/wasm, where
-// the package cannot tell threads apart, it reports false.
+// It asks the system for the calling thread's ID, a system call that takes
+// about 180ns on a Linux virtual machine (BenchmarkIsMain in this package's
+// benchmarks). In a js/wasm page, where every goroutine runs on the page's
+// one thread, it reports true. On systems other than Linux, Android, macOS,
+// iOS, Windows and js/wasm, where the package cannot tell threads apart, it
+// reports false.
 func IsMain() bool { return knownThreads && threadID() == mainThread }
 
 // runAsync is taskqueue.RunAsyncOnMainThread, which checks its argument: it
