@@ -13,19 +13,102 @@ import (
 	"github.com/taskqueue-go/taskqueue/scheduler"
 )
 
+// Call runs fn on the main OS thread and returns what it returns, blocking
+// until fn has returned. Called on the main thread (from a function that
+// runs there, or a coroutine of the main loom), it runs fn at once, where a
+// queue of calls would wait for itself.
+//
+// The error is fn's, or one of these, in which case fn ran not, or not to
+// its end for this caller:
+//   - ctx.Err(), if ctx is done before fn has run: fn does not run if it had
+//     not started (a done context runs nothing, even on the main thread);
+//     if ctx ends while fn runs, Call returns at once and fn runs on, what
+//     it returns then dropped and a panic in it going to the main loom's
+//     panic handler;
+//   - an error matching taskqueue.ErrClosed once the main loop has stopped
+//     (Run returned, or the program closed Loom()), rather than wait
+//     forever.
+//
+// If fn panics, Call panics in its caller with a *taskqueue.PanicError (the
+// same type as loom.PanicError) holding the panic value and fn's stack, and
+// the main loop goes on serving. fn must not call runtime.Goexit, which
+// would end the main goroutine.
+//
+// The main thread must be served, by Run or by a frame loop that updates
+// Loom(); while nothing serves it yet, Call waits, and after five seconds
+// says so through log/slog. A call costs no allocation; made while Run's
+// loop polls for work, as back-to-back calls are, it costs about 0.6µs on a
+// 2-CPU virtual machine (BenchmarkMainThreadCall in the module's
+// benchmarks), its caller polling for the outcome; one that finds the loop
+// asleep costs two threads' wake-ups, as a call to a goroutine locked to
+// its thread that parks does (WithSpin says when a caller burns CPU time).
+// Call panics if ctx or fn is nil.
+//
+// Call is taskqueue.RunSyncOnMainThread for a function that returns an
+// error; CallValue is Call for a function that returns a value too.
+func Call(ctx context.Context, fn func() error) error {
+	if fn == nil {
+		panic("mainthread: Call with a nil function")
+	}
+	if ctx == nil {
+		panic("mainthread: Call with a nil context")
+	}
+	_, err := do(ctx, errFunc(fn))
+	return err
+}
+
+// CallValue runs fn on the main OS thread, as Call does, and returns what fn
+// returns: the value and fn's error once fn has run, or the zero value and
+// Call's own error (ctx.Err(), or one matching taskqueue.ErrClosed) when it
+// has not, or not to its end for this caller. Blocking, cancellation, panics
+// and costs are Call's; CallValue allocates the one place where the main
+// thread leaves the value. It panics if ctx or fn is nil.
+func CallValue[T any](ctx context.Context, fn func() (T, error)) (T, error) {
+	if fn == nil {
+		panic("mainthread: CallValue with a nil function")
+	}
+	if ctx == nil {
+		panic("mainthread: CallValue with a nil context")
+	}
+	f := &valueFunc[T]{fn: fn}
+	ran, err := do(ctx, f)
+	if !ran {
+		var zero T
+		return zero, err
+	}
+	return f.v, err
+}
+
 // runSync is taskqueue.RunSyncOnMainThread, which checks its arguments.
 func runSync(ctx context.Context, fn func()) error {
 	_, err := do(ctx, plainFunc(fn))
 	return err
 }
 
-// A body is the function of a call, behind a method, so that a function
-// value becomes one without an allocation.
+// A body is the function of a call: RunSyncOnMainThread's, Call's or
+// CallValue's, behind one method, so that the call's pooled record holds any
+// of them and a function value becomes one without an allocation.
 type body interface{ run() error }
 
 type plainFunc func()
 
 func (f plainFunc) run() error { f(); return nil }
+
+type errFunc func() error
+
+func (f errFunc) run() error { return f() }
+
+// valueFunc is CallValue's body, and the place where the main thread leaves
+// the value, which the caller reads once the call is delivered.
+type valueFunc[T any] struct {
+	fn func() (T, error)
+	v  T
+}
+
+func (f *valueFunc[T]) run() (err error) {
+	f.v, err = f.fn()
+	return err
+}
 
 // do runs b on the main thread and returns b's error, with ran true, once b
 // has returned; or, with ran false, ctx.Err() or errClosed if b did not run,
@@ -35,7 +118,7 @@ func do(ctx context.Context, b body) (ran bool, err error) {
 		return false, err
 	}
 	if onMain() {
-		if p := panics.Recover("", func() { err = b.run() }, nil); p != nil {
+		if p := panics.Recover(loomName, func() { err = b.run() }, nil); p != nil {
 			panic(p)
 		}
 		return true, err
@@ -107,7 +190,7 @@ func (c *call) invoke() {
 	if !c.call.Start() {
 		return // the caller gave it up before it started
 	}
-	c.p = panics.Recover("", c.exec, nil)
+	c.p = panics.Recover(loomName, c.exec, nil)
 	polls := c.polls.Load() // before the delivery, after which c is the caller's
 	delivered, woke := c.call.DeliverWoke()
 	switch {

@@ -37,9 +37,9 @@ func WithFrameInterval(d time.Duration) Option {
 }
 
 // WithSpin sets how long the main loop may poll for work after a frame
-// before it sleeps, and how long a caller of taskqueue.RunSyncOnMainThread
-// may poll for its outcome: 50µs by default. WithSpin(0) turns polling off,
-// for both. WithSpin panics if d < 0.
+// before it sleeps, and how long a caller of Call, CallValue or
+// taskqueue.RunSyncOnMainThread may poll for its outcome: 50µs by default.
+// WithSpin(0) turns polling off, for both. WithSpin panics if d < 0.
 //
 // Polling trades CPU time for latency. Waking a sleeping thread costs
 // microseconds, tens of them on a virtual machine, and a call that finds
@@ -96,7 +96,7 @@ const (
 
 // Run serves the main thread until app returns. Call it from main; it runs
 // app on a new goroutine and uses the main goroutine to run the main loom
-// frame by frame, as work arrives: functions posted (by
+// frame by frame, as work arrives: functions posted (by Call, CallValue,
 // taskqueue.RunSyncOnMainThread and RunAsyncOnMainThread, or to Loom()) at
 // once, timers when they fall due, coroutines at the frame interval. It
 // never runs empty frames in a busy loop: between frames it polls briefly
