@@ -132,7 +132,7 @@ func do(ctx context.Context, b body) (ran bool, err error) {
 	}
 	watchServed()
 	if !c.await(ctx) {
-		return false, ctx.Err() // c stays with the main thread: it is not reused
+		return false, ctx.Err() // c is the main thread's now, to recycle
 	}
 	p, err := c.p, c.err
 	c.recycle()
@@ -172,13 +172,20 @@ type call struct {
 	exec  func()      // c.execute, bound once
 }
 
-var calls = sync.Pool{New: func() any {
-	c := &call{}
-	c.run, c.exec = c.invoke, c.execute
-	return c
-}}
+// calls pools call records. Its New is set in init: a record's methods
+// put it back in the pool, which an initializer of the pool could not name.
+var calls sync.Pool
 
-// recycle returns a call that the main thread will not touch again.
+func init() {
+	calls.New = func() any {
+		c := &call{}
+		c.run, c.exec = c.invoke, c.execute
+		return c
+	}
+}
+
+// recycle returns a call to the pool: by its caller once the call was
+// delivered, or by the main thread once its caller gave it up.
 func (c *call) recycle() {
 	c.body, c.err, c.p = nil, nil, nil
 	c.polls.Store(false)
@@ -188,7 +195,8 @@ func (c *call) recycle() {
 // invoke runs on the main thread, as an action of the main loom.
 func (c *call) invoke() {
 	if !c.call.Start() {
-		return // the caller gave it up before it started
+		c.recycle() // the caller gave it up before it started, and left it here
+		return
 	}
 	c.p = panics.Recover(loomName, c.exec, nil)
 	polls := c.polls.Load() // before the delivery, after which c is the caller's
@@ -198,6 +206,7 @@ func (c *call) invoke() {
 		if c.p != nil {
 			reportPanic(c.p) // the caller left: nobody else will see the panic
 		}
+		c.recycle() // the caller left it here
 	case woke:
 		noteCall(callWoke)
 	case !polls:

@@ -212,6 +212,16 @@ func TestCallAllocs(t *testing.T) {
 			t.Errorf("%s: %v allocations a call; want %v", tt.name, got, tt.want)
 		}
 	}
+	// On the main thread, where a call runs at once, Call allocates
+	// nothing either.
+	var inline float64
+	mainthread.Call(bg, func() error {
+		inline = testing.AllocsPerRun(100, func() { mainthread.Call(bg, nop) })
+		return nil
+	})
+	if inline != 0 {
+		t.Errorf("Call on the main thread: %v allocations a call; want 0", inline)
+	}
 }
 
 // TestMainLoomPanicsSayMain: the main loom is named "main", so that the
