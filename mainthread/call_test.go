@@ -6,9 +6,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
+	"runtime"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/taskqueue-go/taskqueue/loom"
 	"github.com/taskqueue-go/taskqueue/mainthread"
@@ -245,4 +249,135 @@ func TestMainLoomPanicsSayMain(t *testing.T) {
 	if !strings.Contains(out, `msg="loom: a callback panicked" loom=main panic=boom`) {
 		t.Errorf("the default report of a panic on the main loom reads:\n%s\nwant it to name loom=main", out)
 	}
+}
+
+// TestCallStress races many callers on the real main thread, each call
+// drawn at random: one that returns, one that returns an error, one that
+// panics, one whose context is done before, one whose context ends at a
+// random point (and whose function panics, half the time); some callers at
+// once, some after a pause that lets the loop go to sleep, so that calls
+// take every path (polled for, parked, made to a sleeping loop). Each call
+// must end in exactly one way: fn ran once and its caller saw what it
+// returned or its panic; or its caller gave it up before it started, and it
+// never ran; or while it ran, and a panic of it went to the main loom's
+// handler, once. Under -race it also checks that what fn wrote is seen by
+// its caller.
+func TestCallStress(t *testing.T) {
+	callers, per := 8, 400
+	if testing.Short() || raceEnabled {
+		per = 100
+	}
+	var handled atomic.Int64
+	mainthread.Loom().Configure(loom.WithPanicHandler(func(*loom.PanicError) { handled.Add(1) }))
+	defer restoreHandler()
+	type outcome struct {
+		ran       atomic.Int32
+		panicked  atomic.Bool // fn panicked
+		seen      bool        // its caller saw fn's return or panic
+		abandoned bool        // its caller gave it up
+	}
+	var (
+		wg                               sync.WaitGroup
+		returned, failed, caught, gaveUp atomic.Int64
+		outcomes                         = make([]*outcome, callers*per)
+		errFn                            = errors.New("fn failed")
+	)
+	for w := range callers {
+		wg.Go(func() {
+			rng := rand.New(rand.NewPCG(uint64(w), 7))
+			for i := range per {
+				o := &outcome{}
+				outcomes[w*per+i] = o
+				ctx, cancel := context.WithCancel(bg)
+				kind, panics := rng.IntN(5), rng.IntN(2) == 0
+				if kind == 3 {
+					cancel()
+				}
+				if kind == 4 {
+					go func(n int) {
+						for range n {
+							runtime.Gosched()
+						}
+						cancel()
+					}(rng.IntN(4))
+				}
+				if rng.IntN(8) == 0 {
+					time.Sleep(time.Duration(rng.IntN(200)) * time.Microsecond) // let the loop go to sleep
+				}
+				want := w*per + i + 1
+				var out int
+				err := func() (err error) {
+					defer func() {
+						if v := recover(); v != nil {
+							if p, ok := v.(*taskqueue.PanicError); !ok || p.Value != "stress" {
+								t.Errorf("call panicked with %v", v)
+							}
+							caught.Add(1)
+							o.seen = true
+						}
+					}()
+					out, err = mainthread.CallValue(ctx, func() (int, error) {
+						o.ran.Add(1)
+						switch {
+						case kind == 1:
+							return 0, errFn
+						case kind == 2 || kind == 4 && panics:
+							o.panicked.Store(true)
+							panic("stress") // for kind 4, perhaps after its caller left
+						}
+						return want, nil
+					})
+					return err
+				}()
+				switch {
+				case o.seen:
+				case err == context.Canceled:
+					gaveUp.Add(1)
+					o.abandoned = true
+				case err == errFn:
+					failed.Add(1)
+					o.seen = true
+				case err == nil && out == want:
+					returned.Add(1)
+					o.seen = true
+				default:
+					t.Errorf("call %d of caller %d (kind %d) = %d, %v", i, w, kind, out, err)
+				}
+				if o.seen && o.ran.Load() != 1 {
+					t.Errorf("call %d of caller %d ran %d times, and its caller saw it", i, w, o.ran.Load())
+				}
+				cancel()
+			}
+		})
+	}
+	wg.Wait()
+	// The main thread runs its work in turn: once a call made now has run,
+	// every call given up has run or been skipped, and the panics of those
+	// that ran have been posted to the handler; once a second one has, the
+	// handler has seen them.
+	for range 2 {
+		if err := mainthread.Call(bg, func() error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var ranAbandoned, panicsAbandoned int64
+	for _, o := range outcomes {
+		switch n := o.ran.Load(); {
+		case n > 1:
+			t.Fatalf("a call ran %d times", n)
+		case n == 1 && o.abandoned:
+			ranAbandoned++
+			if o.panicked.Load() {
+				panicsAbandoned++
+			}
+		}
+	}
+	if total := returned.Load() + failed.Load() + caught.Load() + gaveUp.Load(); total != int64(callers*per) {
+		t.Errorf("%d outcomes for %d calls", total, callers*per)
+	}
+	if handled.Load() != panicsAbandoned {
+		t.Errorf("the handler saw %d panics; %d calls given up while they ran panicked", handled.Load(), panicsAbandoned)
+	}
+	t.Logf("%d calls: %d returned, %d failed, %d panicked, %d given up (%d of them while they ran, %d panicking)",
+		callers*per, returned.Load(), failed.Load(), caught.Load(), gaveUp.Load(), ranAbandoned, panicsAbandoned)
 }
