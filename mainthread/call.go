@@ -37,7 +37,7 @@ import (
 // The main thread must be served, by Run or by a frame loop that updates
 // Loom(); while nothing serves it yet, Call waits, and after five seconds
 // says so through log/slog. A call costs no allocation; made while Run's
-// loop polls for work, as back-to-back calls are, it costs about 0.6µs on a
+// loop polls for work, as back-to-back calls are, it costs about 0.7µs on a
 // 2-CPU virtual machine (BenchmarkMainThreadCall in the module's
 // benchmarks), its caller polling for the outcome; one that finds the loop
 // asleep costs two threads' wake-ups, as a call to a goroutine locked to

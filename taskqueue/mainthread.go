@@ -36,7 +36,7 @@ func init() { mainhook.QueueClosed = ErrClosed }
 // panics if ctx or fn is nil.
 //
 // A call costs no allocation. Made while mainthread.Run's loop polls for
-// work, as back-to-back calls are, it costs about 0.6µs on a 2-CPU virtual
+// work, as back-to-back calls are, it costs about 0.7µs on a 2-CPU virtual
 // machine, against 10 to 35µs for a goroutine locked to its thread that
 // parks (BenchmarkMainThreadCall in the module's benchmarks); the
 // documentation of package mainthread says when callers burn CPU time.

@@ -35,6 +35,7 @@ func main() {
 	work := flag.Duration("work", 300*time.Nanosecond, "work each call does on the main thread")
 	rounds := flag.Int("rounds", 7, "alternating rounds of each side")
 	round := flag.Duration("round", 200*time.Millisecond, "how long each side renders in a round")
+	verbose := flag.Bool("v", false, "print each round's frames per second")
 	flag.Parse()
 	var ns []int
 	for _, f := range strings.Split(*calls, ",") {
@@ -66,9 +67,12 @@ func main() {
 				}
 			}
 			var m, l, ratio []float64
-			for range *rounds {
+			for r := range *rounds {
 				fm, fl := fps(viaMain, *round), fps(viaLocked, *round)
 				m, l, ratio = append(m, fm), append(l, fl), append(ratio, fm/fl)
+				if *verbose {
+					fmt.Printf("%12d round %d: mainthread %.0f fps, locked goroutine %.0f fps\n", n, r+1, fm, fl)
+				}
 			}
 			mm, ml := median(m), median(l)
 			fmt.Printf("%12d %16.0f %22.0f %8.2f %14.2f %14.2f\n", n, mm, ml, median(ratio),
