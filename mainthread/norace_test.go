@@ -1,0 +1,5 @@
+//go:build !race
+
+package mainthread_test
+
+const raceEnabled = false
