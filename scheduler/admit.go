@@ -125,6 +125,10 @@ func (s *Scheduler) spawnLocked() {
 // the target and calls the idle function.
 func (s *Scheduler) unlock() {
 	s.spawnLocked()
+	if s.tree.parent == nil && s.cfg.onIdle == nil {
+		s.unlockRoot() // the common case, with less to settle
+		return
+	}
 	withdrew := s.withdrawTurnLocked()
 	hold := s.holdChangeLocked()
 	if holds := s.gate.suspends > 0 || s.slots.active > s.slots.limit; holds != s.gate.holds.Load() {
@@ -146,6 +150,18 @@ func (s *Scheduler) unlock() {
 	if notify {
 		s.cfg.onIdle()
 	}
+}
+
+// unlockRoot is unlock for a root with no idle function: it has no turn to
+// request or withdraw, no target to hold, and nobody to call.
+func (s *Scheduler) unlockRoot() {
+	if holds := s.gate.suspends > 0 || s.slots.active > s.slots.limit; holds != s.gate.holds.Load() {
+		s.gate.holds.Store(holds)
+	}
+	if s.books.busy && s.isIdleLocked() {
+		s.idleLocked()
+	}
+	s.mu.Unlock()
 }
 
 // settle draws the consequences of a change made to s by another

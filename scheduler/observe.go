@@ -128,9 +128,13 @@ func (h *histogram) record(since time.Time) {
 // not make it grow.
 func (w *waits) pushedLocked(id ID, live int) {
 	w.pushes++
-	if w.pushes%sampleEvery != 0 {
-		return
+	if w.pushes%sampleEvery == 0 {
+		w.sample(id, live)
 	}
+}
+
+// sample samples the item id, queued with live items, if there is room.
+func (w *waits) sample(id ID, live int) {
 	if w.s == nil {
 		w.s = new(sampler)
 	}
@@ -163,10 +167,13 @@ func (s *sampler) grow() bool {
 // the sample in flight of that item, and drops those before it, whose items
 // were removed.
 func (w *waits) startedLocked(id ID) {
-	s := w.s
-	if s == nil || s.n == 0 {
-		return
+	if s := w.s; s != nil && s.n > 0 {
+		s.started(id)
 	}
+}
+
+// started is startedLocked for a sampler with samples in flight.
+func (s *sampler) started(id ID) {
 	for s.n > 0 && s.ids[s.head] <= id {
 		if s.ids[s.head] == id {
 			s.hist.record(s.at[s.head])

@@ -55,6 +55,10 @@ func (s *Scheduler) endSlotLocked(rec *slotRec) {
 // starts a new one if there is work.
 func (s *Scheduler) runItem(t Task, rec *slotRec) {
 	r := s.region()
+	if f, ok := t.(Func); ok { // the common item, a plain function: no Slot, no marks
+		s.runFunc(f, t, rec, r)
+		return
+	}
 	sl := Slot{rec, rec.gen.Load()}
 	t0 := unwrap(t)
 	if _, safe := t0.(catch.Safe); safe {
@@ -82,6 +86,22 @@ func (s *Scheduler) runItem(t Task, rec *slotRec) {
 	}
 	r.end()
 	rec.next()
+}
+
+// runFunc is runItem for an item that is a Func. A Func gets no Slot, so
+// its run leaves none behind to end (rec's gen stays).
+func (s *Scheduler) runFunc(f Func, t Task, rec *slotRec, r region) {
+	if p := recoverIn(s.cfg.name, f, func() {
+		if s.cfg.onGoexit != nil {
+			s.cfg.onGoexit()
+		}
+		s.goexited(t, rec, r)
+	}); p != nil {
+		r.end()
+		s.report(p, t, rec)
+		return
+	}
+	r.end()
 }
 
 // report gives p, the panic of t, to the panic handler. A handler that
