@@ -2,6 +2,7 @@ package loom
 
 import (
 	"fmt"
+	"strconv"
 	"time"
 )
 
@@ -198,9 +199,9 @@ func (in Instruction) describe() string {
 	name := waitNames[in.kind]
 	switch in.kind {
 	case waitSeconds, waitRealtime:
-		return fmt.Sprintf("%s(%v)", name, time.Duration(in.n))
+		return name + "(" + time.Duration(in.n).String() + ")"
 	case waitFrames:
-		return fmt.Sprintf("%s(%d)", name, in.n)
+		return name + "(" + strconv.FormatInt(int64(in.n), 10) + ")"
 	case waitFor:
 		if c, ok := in.ref.(*Coroutine); ok {
 			return fmt.Sprintf("WaitFor(coroutine #%d)", c.id) // the loom's coroutines are numbered from 1 as they start
@@ -209,7 +210,7 @@ func (in Instruction) describe() string {
 	case waitCustom:
 		return fmt.Sprintf("WaitCustom(%T)", in.ref)
 	case waitAll, waitAny:
-		return fmt.Sprintf("%s(%d members)", name, len(in.ref.(*multi).ws))
+		return name + "(" + strconv.Itoa(len(in.ref.(*multi).ws)) + " members)"
 	}
 	return name
 }
