@@ -243,7 +243,7 @@ func (k *Keyed[K]) acquire(key K) *lane[K] {
 		} else {
 			l = &lane[K]{}
 			opts := append(k.opts[:len(k.opts):len(k.opts)], WithTarget(k.target),
-				optionFunc(func(o *options) { o.onIdle = func() { k.idle(l) } }))
+				idleOption(func() { k.idle(l) }))
 			if k.name != "" {
 				opts = append(opts, WithName(fmt.Sprintf("%s[%v]", k.name, key)))
 			}

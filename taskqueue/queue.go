@@ -85,7 +85,8 @@ func newQueue(limit int, opts []Option) *Queue {
 	o := buildOptions(opts)
 	q := &Queue{onPanic: o.onPanic, bounded: o.maxQueued > 0, failFull: o.failFull,
 		name: o.name, observer: o.observer}
-	sopts := []scheduler.Option{scheduler.WithPanicHandler(q.goPanicked), scheduler.WithGoexitFunc(func() { q.failed.Add(1) })}
+	var buf [8]scheduler.Option // room for all, so that making a queue allocates less
+	sopts := append(buf[:0], scheduler.WithPanicHandler(q.goPanicked), scheduler.WithGoexitFunc(q.goexited))
 	if o.name != "" {
 		q.labels = pprof.WithLabels(context.Background(), pprof.Labels("queue", o.name))
 		sopts = append(sopts, scheduler.WithName(o.name))
@@ -104,6 +105,9 @@ func newQueue(limit int, opts []Option) *Queue {
 	q.s = scheduler.New(limit, sopts...)
 	return q
 }
+
+// goexited counts a task started with Go that called runtime.Goexit.
+func (q *Queue) goexited() { q.failed.Add(1) }
 
 // goPanicked receives the panics of tasks started with Go, which the
 // scheduler recovers.
