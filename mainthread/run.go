@@ -109,15 +109,7 @@ const (
 // goroutine, or a second time, while it serves or after: the main loop
 // serves once per process.
 func Run(app func(), opts ...Option) {
-	if knownThreads && !IsMain() {
-		panic("mainthread: Run called off the main goroutine")
-	}
-	if !running.CompareAndSwap(false, true) {
-		if served.Load() {
-			panic("mainthread: Run called again: the main loop it served has stopped for good, and its loom is closed")
-		}
-		panic("mainthread: Run called while Run serves the main thread: it serves once per process")
-	}
+	claim()
 	defer served.Store(true)
 	o := options{frameInterval: time.Second / 60, spin: defaultSpin}
 	for _, opt := range opts {
@@ -132,8 +124,27 @@ func Run(app func(), opts ...Option) {
 		defer close(done)
 		app()
 	}()
-	l := mainLoom
-	var timer *time.Timer
+	serve(mainLoom, o, done)
+}
+
+// claim makes the calling goroutine the one that serves the main loop, or
+// panics with why it cannot be.
+func claim() {
+	if knownThreads && !IsMain() {
+		panic("mainthread: Run called off the main goroutine")
+	}
+	if !running.CompareAndSwap(false, true) {
+		if served.Load() {
+			panic("mainthread: Run called again: the main loop it served has stopped for good, and its loom is closed")
+		}
+		panic("mainthread: Run called while Run serves the main thread: it serves once per process")
+	}
+}
+
+// serve runs l frame by frame until done is closed, then closes l.
+func serve(l *loom.Loom, o options, done <-chan struct{}) {
+	s := sleeper{interval: o.frameInterval}
+	defer s.stop()
 	pl := newPoller(o.spin, &spinSlots)
 	defer pl.stop()
 	for frame := 1; ; frame++ {
@@ -162,26 +173,44 @@ func Run(app func(), opts ...Option) {
 				continue
 			}
 		}
-		var tick <-chan time.Time
-		if d, ok := nextFrame(idle, o.frameInterval); ok {
-			if d <= 0 {
-				continue
-			}
-			if timer == nil {
-				timer = time.NewTimer(d)
-				defer timer.Stop()
-			} else {
-				timer.Reset(d)
-			}
-			tick = timer.C
+		s.sleep(idle, done)
+	}
+}
+
+// A sleeper puts the main loop to sleep between frames.
+type sleeper struct {
+	interval time.Duration // between frames, while the loom runs frames
+	timer    *time.Timer   // made at the first timed sleep, then reset
+}
+
+// sleep sleeps until the loom is woken, its next frame is due (see
+// nextFrame) or done is closed. It returns at once if the frame is due.
+func (s *sleeper) sleep(idle loom.Idle, done <-chan struct{}) {
+	var tick <-chan time.Time
+	if d, ok := nextFrame(idle, s.interval); ok {
+		if d <= 0 {
+			return
 		}
-		loop.Store(loopAsleep)
-		loopSleeps.Add(1)
-		select {
-		case <-idle.Wake:
-		case <-tick:
-		case <-done:
+		if s.timer == nil {
+			s.timer = time.NewTimer(d)
+		} else {
+			s.timer.Reset(d)
 		}
+		tick = s.timer.C
+	}
+	loop.Store(loopAsleep)
+	loopSleeps.Add(1)
+	select {
+	case <-idle.Wake:
+	case <-tick:
+	case <-done:
+	}
+}
+
+// stop stops the timer, if one was made.
+func (s *sleeper) stop() {
+	if s.timer != nil {
+		s.timer.Stop()
 	}
 }
 

@@ -139,17 +139,17 @@ func (h *Handle) Done() <-chan struct{} {
 	var w *node
 	for {
 		top := h.state.Load()
+		var ch <-chan struct{}
 		if top != nil && top.kind == outcome {
-			if w != nil && w.stop != nil {
-				w.stop()
-			}
-			return closedChan
+			ch = closedChan
+		} else if n := find(top, doneChan); n != nil {
+			ch = n.ch
 		}
-		if ch := find(top, doneChan); ch != nil {
+		if ch != nil { // done, or another call pushed the channel first
 			if w != nil && w.stop != nil {
 				w.stop()
 			}
-			return ch.ch
+			return ch
 		}
 		if w == nil {
 			w = &node{kind: doneChan, ch: make(chan struct{})}
