@@ -2,9 +2,9 @@ package taskqueue_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
-	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -89,6 +89,80 @@ func TestRunAfterDueOrder(t *testing.T) {
 	}
 }
 
+// Delayed tasks never start early and, on a serial queue, start in due order,
+// in submission order when due together, mixed with d <= 0 tasks.
+func TestOutsideRunAfterDueOrder(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := taskqueue.NewSerial()
+		ctx := context.Background()
+		t0 := time.Now()
+		delays := []time.Duration{5, 3, 3, 0, 7, 1, -2, 3, 5, 1, 0, 2}
+		type rec struct {
+			i  int
+			at time.Duration
+		}
+		var mu sync.Mutex
+		var got []rec
+		var hs []*taskqueue.Handle
+		for i, d := range delays {
+			d := d * time.Second
+			hs = append(hs, q.RunAfter(ctx, d, func(context.Context) error {
+				mu.Lock()
+				got = append(got, rec{i, time.Since(t0)})
+				mu.Unlock()
+				return nil
+			}))
+		}
+		if st := q.Stats(); st.Delayed != 9 {
+			t.Errorf("Stats.Delayed = %d, want 9", st.Delayed)
+		}
+		for _, h := range hs {
+			if err := h.Wait(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// expected: stable sort by max(d,0)
+		want := []int{3, 6, 10, 5, 9, 11, 1, 2, 7, 0, 8, 4}
+		if len(got) != len(want) {
+			t.Fatalf("ran %d", len(got))
+		}
+		for k, r := range got {
+			d := delays[r.i] * time.Second
+			if r.at < d {
+				t.Errorf("task %d (delay %v) started early at %v", r.i, d, r.at)
+			}
+			if r.i != want[k] {
+				t.Errorf("start %d was task %d, want %d (all: %v)", k, r.i, want[k], got)
+			}
+		}
+		q.Close()
+	})
+}
+
+// TestDelayedTasksStartInDueOrder: on a serial queue, delayed tasks start in
+// the order they come due, whatever order they were submitted in. Their keys
+// are durations on the monotonic clock: keyed by wall-clock nanoseconds, a
+// step of the wall clock would reorder them.
+func TestDelayedTasksStartInDueOrder(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := taskqueue.NewSerial()
+		var order []int
+		delays := []int{7, 3, 9, 1, 3, 8, 2, 6, 5, 4}
+		for i, d := range delays {
+			q.RunAfter(t.Context(), time.Duration(d)*time.Second, func(context.Context) error {
+				order = append(order, i)
+				return nil
+			})
+		}
+		time.Sleep(10 * time.Second)
+		q.Close()
+		want := []int{3, 6, 1, 4, 9, 8, 7, 0, 5, 2} // by delay, submission order among equals
+		if fmt.Sprint(order) != fmt.Sprint(want) {
+			t.Errorf("started %v; want %v", order, want)
+		}
+	})
+}
+
 func TestRunAfterCancelLeavesTheTimer(t *testing.T) {
 	forEachKind(t, func(t *testing.T, k queueKind) {
 		q := k.new()
@@ -118,6 +192,44 @@ func TestRunAfterCancelLeavesTheTimer(t *testing.T) {
 		}
 		if s := q.Stats(); s.Delayed != 0 || s.Canceled != 2 {
 			t.Errorf("Stats() = %+v; want 0 delayed, 2 canceled", s)
+		}
+	})
+}
+
+// A delayed task whose context ends, or that is canceled, leaves the timer at
+// once: its handle is done without waiting for the due time, and Stats shows it.
+func TestOutsideRunAfterCancelWhileWaiting(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := taskqueue.NewConcurrent(2, taskqueue.WithMaxQueued(2), taskqueue.WithFailWhenFull())
+		ctx, cancel := context.WithCancel(context.Background())
+		var ran atomic.Int32
+		h1 := q.RunAfter(ctx, time.Hour, func(context.Context) error { ran.Add(1); return nil })
+		h2 := q.RunAfter(context.Background(), time.Hour, func(context.Context) error { ran.Add(1); return nil })
+		if err := q.Go(func() {}); !errors.Is(err, taskqueue.ErrQueueFull) {
+			t.Fatalf("Go on a queue full of delayed tasks: %v, want ErrQueueFull", err)
+		}
+		cancel()
+		synctest.Wait()
+		if !h1.IsDone() || !errors.Is(h1.Err(), context.Canceled) {
+			t.Fatalf("delayed task whose context ended: done %v err %v", h1.IsDone(), h1.Err())
+		}
+		if !h2.Cancel() {
+			t.Fatal("Cancel of a waiting delayed task returned false")
+		}
+		if !errors.Is(h2.Err(), context.Canceled) {
+			t.Fatalf("Err after Cancel: %v", h2.Err())
+		}
+		// Room is free at once.
+		if err := q.Go(func() {}); err != nil {
+			t.Fatalf("Go after the delayed tasks left: %v", err)
+		}
+		q.Close()
+		st := q.Stats()
+		if st.Delayed != 0 || st.Canceled != 2 || st.Completed != 1 {
+			t.Errorf("stats %+v, want Delayed 0, Canceled 2, Completed 1", st)
+		}
+		if ran.Load() != 0 {
+			t.Fatal("canceled delayed task ran")
 		}
 	})
 }
@@ -162,108 +274,4 @@ func TestRunAfterHoldsNoGoroutine(t *testing.T) {
 			t.Errorf("%d delayed tasks ran; want 1000", ran.Load())
 		}
 	})
-}
-
-// TestRunAfterCompaction cancels most of many delayed tasks in random order
-// and checks that the rest run, in due order, and nothing canceled does.
-func TestRunAfterCompaction(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		q := taskqueue.NewSerial()
-		r := rand.New(rand.NewPCG(7, 8))
-		var mu sync.Mutex
-		var order []time.Duration
-		handles := map[int]*taskqueue.Handle{}
-		delays := map[int]time.Duration{}
-		for i := range 2000 {
-			d := time.Duration(r.IntN(100000)+1) * time.Millisecond
-			delays[i] = d
-			handles[i] = q.RunAfter(t.Context(), d, func(context.Context) error {
-				mu.Lock()
-				defer mu.Unlock()
-				order = append(order, d)
-				return nil
-			})
-		}
-		var kept []time.Duration
-		for i := range 2000 {
-			if r.IntN(10) < 8 {
-				if !handles[i].Cancel() {
-					t.Fatalf("Cancel(%d) = false", i)
-				}
-			} else {
-				kept = append(kept, delays[i])
-			}
-		}
-		if s := q.Stats(); s.Delayed != len(kept) {
-			t.Errorf("Stats().Delayed = %d; want %d", s.Delayed, len(kept))
-		}
-		q.Close()
-		slices.Sort(kept)
-		if !slices.Equal(order, kept) {
-			t.Errorf("ran %d tasks; want the %d kept ones, in due order", len(order), len(kept))
-		}
-	})
-}
-
-// TestDefaultQueuesAcrossBubbles uses the default queues in one synctest
-// bubble after another, which works only if they keep no channel, timer or
-// goroutine between uses.
-func TestDefaultQueuesAcrossBubbles(t *testing.T) {
-	for i := range 3 {
-		t.Run(fmt.Sprint(i), func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				for _, q := range []*taskqueue.Queue{taskqueue.DefaultSerial(), taskqueue.DefaultConcurrent()} {
-					h := q.RunAfter(t.Context(), time.Second, func(context.Context) error { return nil })
-					v, err := taskqueue.RunSync(t.Context(), q, func(context.Context) (int, error) { return i, nil })
-					if v != i || err != nil {
-						t.Errorf("RunSync = %v, %v; want %d, nil", v, err, i)
-					}
-					if err := h.Wait(t.Context()); err != nil {
-						t.Errorf("Wait = %v", err)
-					}
-					q.Go(func() {})
-					canceled := q.RunAfter(t.Context(), time.Hour, func(context.Context) error { return nil })
-					canceled.Cancel()
-				}
-				synctest.Wait()
-			})
-		})
-	}
-}
-
-func TestDefaultQueues(t *testing.T) {
-	var wg sync.WaitGroup
-	got := make([]*taskqueue.Queue, 16)
-	for i := range got {
-		wg.Go(func() {
-			if i%2 == 0 {
-				got[i] = taskqueue.DefaultSerial()
-			} else {
-				got[i] = taskqueue.DefaultConcurrent()
-			}
-		})
-	}
-	wg.Wait()
-	for i, q := range got {
-		if q != got[i%2] {
-			t.Fatalf("concurrent first use made two default queues")
-		}
-	}
-	if got[0].Stats().Limit != 1 || got[1].Stats().Limit != runtime.GOMAXPROCS(0) {
-		t.Errorf("limits %d, %d; want 1, GOMAXPROCS", got[0].Stats().Limit, got[1].Stats().Limit)
-	}
-	for name, f := range map[string]func(){
-		"Close":    func() { taskqueue.DefaultSerial().Close() },
-		"Shutdown": func() { taskqueue.DefaultConcurrent().Shutdown(context.Background()) },
-		"CloseNow": func() { taskqueue.DefaultSerial().CloseNow() },
-	} {
-		call := name
-		if name == "Close" {
-			call = "Shutdown"
-		}
-		want := "taskqueue: " + call + " of a default queue, which is shared"
-		if got := fmt.Sprint(panicValue(f)); got != want {
-			t.Errorf("%s panicked with %q; want %q", name, got, want)
-		}
-	}
 }

@@ -1,12 +1,19 @@
 package taskqueue_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"pgregory.net/rapid"
 
+	"github.com/taskqueue-go/taskqueue/loom"
 	"github.com/taskqueue-go/taskqueue/taskqueue"
 )
 
@@ -123,5 +130,274 @@ func TestHandleModel(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		m := &handleMachine{q: q, p: taskqueue.NewHandleProbe(q)}
 		t.Repeat(rapid.StateMachineActions(m))
+	})
+}
+
+func TestWaitContextBoundsTheWait(t *testing.T) {
+	forEachKind(t, func(t *testing.T, k queueKind) {
+		q := k.new()
+		release := block(t, q)
+		h := q.RunAsync(t.Context(), func(context.Context) error { return nil })
+		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+		defer cancel()
+		if err := h.Wait(ctx); err != context.DeadlineExceeded {
+			t.Errorf("Wait = %v; want DeadlineExceeded", err)
+		}
+		f := taskqueue.RunAsync(t.Context(), q, func(context.Context) (int, error) { return 1, nil })
+		if v, err := f.Wait(ctx); v != 0 || err != context.DeadlineExceeded {
+			t.Errorf("Result = %v, %v; want 0, DeadlineExceeded", v, err)
+		}
+		if h.Err() != nil {
+			t.Errorf("Err() = %v while pending; want nil", h.Err())
+		}
+		release()
+		if err := h.Wait(t.Context()); err != nil {
+			t.Errorf("Wait after the queue freed = %v; want nil", err)
+		}
+	})
+}
+
+func TestContextDoneBeforeStart(t *testing.T) {
+	forEachKind(t, func(t *testing.T, k queueKind) {
+		q := k.new()
+		ran := false
+		run := func(context.Context) error { ran = true; return nil }
+
+		// Done at submission.
+		ctx, cancel := context.WithCancel(t.Context())
+		cancel()
+		if err := q.RunAsync(ctx, run).Err(); err != context.Canceled {
+			t.Errorf("RunAsync with a canceled context: Err() = %v; want Canceled", err)
+		}
+		if err := q.RunSync(ctx, run); err != context.Canceled {
+			t.Errorf("RunSync with a canceled context = %v; want Canceled", err)
+		}
+
+		// Done while queued: the handle completes without waiting for the
+		// queue to reach the task.
+		release := block(t, q)
+		ctx, cancel = context.WithCancel(t.Context())
+		h := q.RunAsync(ctx, run)
+		done := h.Done()
+		cancel()
+		synctest.Wait()
+		select {
+		case <-done:
+		default:
+			t.Fatal("handle not done after its context was canceled")
+		}
+		if h.Err() != context.Canceled {
+			t.Errorf("Err() = %v; want Canceled", h.Err())
+		}
+
+		// Done while queued, with nobody watching: the queue skips it.
+		ctx, cancel = context.WithCancel(t.Context())
+		h = q.RunAsync(ctx, run)
+		cancel()
+		release()
+		if err := h.Wait(t.Context()); err != context.Canceled {
+			t.Errorf("Wait = %v; want Canceled", err)
+		}
+		synctest.Wait()
+		if ran {
+			t.Error("a task whose context was done before it started ran")
+		}
+		// The tasks refused at submission are not counted.
+		if s := q.Stats(); s.Canceled != 2 || s.Completed != uint64(q.Stats().Limit) {
+			t.Errorf("Stats() = %+v; want 2 canceled and %d completed (the blockers)", s, q.Stats().Limit)
+		}
+	})
+}
+
+// A queued task whose context ends before it starts is canceled at once: its
+// handle is done, without waiting for the queue to reach the task, whether or
+// not anyone has asked for Done yet; Stats no longer counts it as Queued.
+func TestOutsideQueuedTaskContextEndsCancelsAtOnce(t *testing.T) {
+	for _, mode := range []string{"Done first", "IsDone only"} {
+		t.Run(mode, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				q := taskqueue.NewSerial()
+				block := make(chan struct{})
+				defer q.Close()
+				defer close(block)
+				q.Go(func() { <-block })
+				ctx, cancel := context.WithCancel(context.Background())
+				var ran atomic.Bool
+				h := q.RunAsync(ctx, func(context.Context) error { ran.Store(true); return nil })
+				var done <-chan struct{}
+				if mode == "Done first" {
+					done = h.Done()
+				}
+				cancel()
+				synctest.Wait()
+				if !h.IsDone() {
+					t.Errorf("IsDone false after the context of a queued task ended (queue still busy)")
+				}
+				if done != nil {
+					select {
+					case <-done:
+					default:
+						t.Errorf("Done not closed after the context of a queued task ended")
+					}
+				}
+				if st := q.Stats(); st.Queued != 0 || st.Canceled != 1 {
+					t.Errorf("Stats after the context of the only queued task ended: Queued %d Canceled %d", st.Queued, st.Canceled)
+				}
+			})
+		})
+	}
+}
+
+func TestCancel(t *testing.T) {
+	forEachKind(t, func(t *testing.T, k queueKind) {
+		q := k.new()
+		release := block(t, q)
+		ran := false
+		h := q.RunAsync(t.Context(), func(context.Context) error { ran = true; return nil })
+		if !h.Cancel() {
+			t.Error("Cancel of a queued task = false; want true")
+		}
+		if h.Cancel() {
+			t.Error("second Cancel = true; want false")
+		}
+		if h.Err() != context.Canceled {
+			t.Errorf("Err() = %v; want Canceled", h.Err())
+		}
+		started := make(chan struct{})
+		running := q.RunBarrier(t.Context(), func(context.Context) error { close(started); return nil })
+		release()
+		<-started
+		if running.Cancel() {
+			t.Error("Cancel of a started task = true; want false")
+		}
+		running.Wait(t.Context())
+		synctest.Wait()
+		if ran {
+			t.Error("canceled task ran")
+		}
+		if s := q.Stats(); s.Queued != 0 || s.Canceled != 1 {
+			t.Errorf("Stats() = %+v; want 0 queued, 1 canceled", s)
+		}
+	})
+}
+
+// Cancel reports true exactly when the task never runs.
+func TestOutsideCancelRaceWithStart(t *testing.T) {
+	q := taskqueue.NewConcurrent(2)
+	ctx := context.Background()
+	for range 3000 {
+		var ran atomic.Int32
+		h := q.RunAsync(ctx, func(context.Context) error { ran.Add(1); return nil })
+		ok := h.Cancel()
+		if err := h.Wait(ctx); ok {
+			if !errors.Is(err, context.Canceled) {
+				t.Fatalf("Cancel true, Err %v", err)
+			}
+		} else if err != nil {
+			t.Fatalf("Cancel false, Err %v", err)
+		}
+		if err := q.RunSync(ctx, func(context.Context) error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+		// Wait for the queue to settle: a barrier after it.
+		if err := q.RunBarrier(ctx, func(context.Context) error { return nil }).Wait(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if ok && ran.Load() != 0 {
+			t.Fatalf("Cancel returned true but the task ran")
+		}
+		if !ok && ran.Load() != 1 {
+			t.Fatalf("Cancel returned false but the task ran %d times", ran.Load())
+		}
+		if h.Cancel() {
+			t.Fatalf("second Cancel returned true")
+		}
+	}
+	q.Close()
+}
+
+// TestHandleDoneAndWaitsRace: Done, Wait with and without a context, and
+// IsDone on one handle from several goroutines while other handles come and
+// go (the race detector saw a pooled node of the handle's list reused).
+func TestHandleDoneAndWaitsRace(t *testing.T) {
+	q := taskqueue.NewConcurrent(2)
+	ctx := context.Background()
+	for round := range 200 {
+		gate := make(chan struct{})
+		h := q.RunAsync(ctx, func(context.Context) error { <-gate; return nil })
+		h.Done()
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			h.Wait(ctx)
+			q.RunAsync(ctx, func(context.Context) error { return nil }).Wait(ctx)
+		})
+		wg.Go(func() {
+			c, cancel := context.WithCancel(ctx)
+			defer cancel()
+			h.Wait(c)
+		})
+		wg.Go(func() {
+			for !h.IsDone() {
+				h.Done()
+				runtime.Gosched() // lets the other goroutines run where all share one thread (js/wasm)
+			}
+		})
+		wg.Go(func() {
+			h.Then(ctx, q, func(context.Context) error { return nil }).Wait(ctx)
+		})
+		if round%2 == 0 {
+			close(gate)
+		} else {
+			go close(gate)
+		}
+		wg.Wait()
+		select {
+		case <-h.Done():
+		default:
+			t.Fatal("Done is not closed once the task is done")
+		}
+	}
+	q.Close()
+}
+
+// loom.Waitable: "IsDone must then report true once the Done channel would be
+// closed", and Handle.Done: "When the task's context is done before the task
+// starts, the task is canceled and the channel closed without waiting for the
+// queue to reach the task." A coroutine waiting for such a handle must resume
+// while the queue is still busy.
+func TestOutsideCoroutineWaitsForHandleCanceledByContext(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := taskqueue.NewSerial()
+		block := make(chan struct{})
+		q.Go(func() { <-block })
+		ctx, cancel := context.WithCancel(context.Background())
+		h := q.RunAsync(ctx, func(context.Context) error { return nil })
+		l := loom.New(loom.ManualClock())
+		resumed := false
+		l.StartCoroutine(func(yield func(loom.Instruction) bool) {
+			if yield(loom.WaitFor(h)) {
+				resumed = true
+			}
+		})
+		l.UpdateDelta(time.Millisecond)
+		cancel()
+		synctest.Wait()
+		for range 5 {
+			l.UpdateDelta(time.Millisecond)
+		}
+		if !resumed {
+			// The channel form would be closed: show it.
+			d := h.Done()
+			synctest.Wait()
+			select {
+			case <-d:
+				t.Errorf("coroutine waiting with WaitFor(handle) did not resume after the handle's context ended, though Done() is closed (IsDone %v)", h.IsDone())
+			default:
+				t.Errorf("handle not done after its context ended")
+			}
+		}
+		close(block)
+		q.Close()
+		l.Close()
 	})
 }

@@ -3,13 +3,328 @@ package taskqueue_test
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
+	"math/rand/v2"
 	"runtime"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/taskqueue-go/taskqueue/taskqueue"
 )
+
+func TestRunAsyncResult(t *testing.T) {
+	forEachKind(t, func(t *testing.T, k queueKind) {
+		q := k.new()
+		f := taskqueue.RunAsync(t.Context(), q, func(context.Context) (string, error) { return "hi", nil })
+		if v, err := f.Wait(t.Context()); v != "hi" || err != nil {
+			t.Errorf("Result = %q, %v; want \"hi\", nil", v, err)
+		}
+		select {
+		case <-f.Done():
+		default:
+			t.Error("Done() not closed after Result")
+		}
+		h := q.RunAsync(t.Context(), func(context.Context) error { return nil })
+		if err := h.Wait(t.Context()); err != nil || h.Err() != nil {
+			t.Errorf("Wait = %v, Err = %v; want nil, nil", err, h.Err())
+		}
+	})
+}
+
+func TestSubmitToOwnQueueNeverBlocks(t *testing.T) {
+	forEachKind(t, func(t *testing.T, k queueKind) {
+		q := k.new()
+		var ran atomic.Int32
+		h := q.RunAsync(t.Context(), func(ctx context.Context) error {
+			for range 100 {
+				q.RunAsync(ctx, func(context.Context) error { ran.Add(1); return nil })
+				if err := q.Go(func() { ran.Add(1) }); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err := h.Wait(t.Context()); err != nil {
+			t.Fatalf("Wait = %v", err)
+		}
+		synctest.Wait()
+		if got := ran.Load(); got != 200 {
+			t.Errorf("%d tasks ran; want 200", got)
+		}
+	})
+}
+
+func TestSerialOrderAndVisibility(t *testing.T) {
+	for _, k := range kinds {
+		if !k.serial {
+			continue
+		}
+		t.Run(k.name, func(t *testing.T) {
+			q := k.new()
+			var order []int // no lock: each task sees the writes of the one before
+			for i := range 1000 {
+				if i%3 == 0 {
+					q.Go(func() { order = append(order, i) })
+				} else {
+					q.RunAsync(t.Context(), func(context.Context) error { order = append(order, i); return nil })
+				}
+			}
+			if err := q.Close(); err != nil {
+				t.Fatal(err)
+			}
+			for i, v := range order {
+				if v != i {
+					t.Fatalf("order[%d] = %d; want %d", i, v, i)
+				}
+			}
+			if len(order) != 1000 {
+				t.Errorf("%d tasks ran; want 1000", len(order))
+			}
+		})
+	}
+}
+
+func TestConcurrencyLimit(t *testing.T) {
+	forEachKind(t, func(t *testing.T, k queueKind) {
+		q := k.new()
+		var running, peak atomic.Int32
+		gate := make(chan struct{})
+		for range 3 * q.Stats().Limit {
+			q.Go(func() {
+				n := running.Add(1)
+				for {
+					p := peak.Load()
+					if n <= p || peak.CompareAndSwap(p, n) {
+						break
+					}
+				}
+				<-gate
+				running.Add(-1)
+			})
+		}
+		synctest.Wait()
+		if got := running.Load(); got != int32(q.Stats().Limit) {
+			t.Errorf("%d tasks run at once; want %d", got, q.Stats().Limit)
+		}
+		close(gate)
+		q.Close()
+		if got := peak.Load(); got != int32(q.Stats().Limit) {
+			t.Errorf("peak concurrency %d; want %d", got, q.Stats().Limit)
+		}
+	})
+}
+
+// A concurrent queue starts its tasks in submission order, at most n at once.
+func TestOutsideConcurrentStartOrderGated(t *testing.T) {
+	const n, total = 3, 40
+	q := taskqueue.NewConcurrent(n)
+	started := make(chan int, total)
+	gates := make([]chan struct{}, total)
+	for i := range gates {
+		gates[i] = make(chan struct{})
+	}
+	var running, maxRunning atomic.Int32
+	for i := range total {
+		if err := q.Go(func() {
+			r := running.Add(1)
+			for {
+				m := maxRunning.Load()
+				if r <= m || maxRunning.CompareAndSwap(m, r) {
+					break
+				}
+			}
+			started <- i
+			<-gates[i]
+			running.Add(-1)
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	seen := map[int]bool{}
+	for range n {
+		seen[<-started] = true
+	}
+	for i := range n {
+		if !seen[i] {
+			t.Fatalf("first %d starts were %v, want 0..%d", n, seen, n-1)
+		}
+	}
+	// Release them one at a time in reverse-ish order; each release lets exactly
+	// the next task in submission order start.
+	next := n
+	runningSet := []int{}
+	for i := range n {
+		runningSet = append(runningSet, i)
+	}
+	for len(runningSet) > 0 {
+		// release the last running
+		r := runningSet[len(runningSet)-1]
+		runningSet = runningSet[:len(runningSet)-1]
+		close(gates[r])
+		if next < total {
+			got := <-started
+			if got != next {
+				t.Fatalf("after releasing task %d, task %d started, want %d", r, got, next)
+			}
+			runningSet = append([]int{got}, runningSet...)
+			next++
+		}
+	}
+	if err := q.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if m := maxRunning.Load(); m > n {
+		t.Fatalf("%d tasks ran at once on a queue of limit %d", m, n)
+	}
+}
+
+func TestBarrier(t *testing.T) {
+	forEachKind(t, func(t *testing.T, k queueKind) {
+		q := k.new()
+		var running atomic.Int32
+		var alone atomic.Bool
+		var before, after atomic.Int32
+		gate := make(chan struct{})
+		for range 4 {
+			q.Go(func() { running.Add(1); <-gate; before.Add(1); running.Add(-1) })
+		}
+		h := q.RunBarrier(t.Context(), func(context.Context) error {
+			alone.Store(running.Load() == 0 && before.Load() == 4 && after.Load() == 0)
+			return nil
+		})
+		for range 4 {
+			q.Go(func() { after.Add(1) })
+		}
+		synctest.Wait()
+		close(gate)
+		if err := h.Wait(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		q.Close()
+		if !alone.Load() {
+			t.Error("barrier did not run alone, after the tasks before it and before those after it")
+		}
+	})
+}
+
+// A barrier starts after every earlier task finished and before any later one starts.
+func TestOutsideBarrier(t *testing.T) {
+	for round := range 50 {
+		q := taskqueue.NewConcurrent(4)
+		ctx := context.Background()
+		var before, after atomic.Int32
+		var bad atomic.Int32
+		var inBarrier atomic.Bool
+		for range 20 {
+			q.Go(func() {
+				if inBarrier.Load() {
+					bad.Add(1)
+				}
+				before.Add(1)
+			})
+		}
+		h := q.RunBarrier(ctx, func(context.Context) error {
+			inBarrier.Store(true)
+			if before.Load() != 20 || after.Load() != 0 {
+				bad.Add(100)
+			}
+			for range 10 {
+				runtime.Gosched()
+			}
+			inBarrier.Store(false)
+			return nil
+		})
+		for range 20 {
+			q.RunAsync(ctx, func(context.Context) error {
+				if inBarrier.Load() || !h.IsDone() {
+					bad.Add(1)
+				}
+				after.Add(1)
+				return nil
+			})
+		}
+		q.Close()
+		if bad.Load() != 0 {
+			t.Fatalf("round %d: barrier broken (%d)", round, bad.Load())
+		}
+	}
+}
+
+func TestTryGo(t *testing.T) {
+	forEachKind(t, func(t *testing.T, k queueKind) {
+		q := k.new()
+		var ran atomic.Int32
+		if !q.TryGo(func() { ran.Add(1) }) {
+			t.Fatal("TryGo on an idle queue = false")
+		}
+		synctest.Wait()
+		release := block(t, q)
+		if q.TryGo(func() { ran.Add(1) }) {
+			t.Error("TryGo on a queue with every slot taken = true")
+		}
+		release()
+		synctest.Wait()
+		q.Suspend()
+		if q.TryGo(func() { ran.Add(1) }) {
+			t.Error("TryGo on a suspended queue = true")
+		}
+		q.Resume()
+		q.Close()
+		if q.TryGo(func() { ran.Add(1) }) {
+			t.Error("TryGo on a closed queue = true")
+		}
+		if got := ran.Load(); got != 1 {
+			t.Errorf("%d TryGo functions ran; want 1", got)
+		}
+	})
+}
+
+// TryGo never starts a task on a suspended queue, on a busy one, or ahead of a
+// queued task; it reports false on a closed queue.
+func TestOutsideTryGo(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := taskqueue.NewConcurrent(2)
+		var ran atomic.Int32
+		f := func() { ran.Add(1) }
+		q.Suspend()
+		if q.TryGo(f) {
+			synctest.Wait()
+			t.Errorf("TryGo started a task on a suspended queue (ran %d)", ran.Load())
+		}
+		q.Resume()
+		block := make(chan struct{})
+		q.Go(func() { <-block })
+		q.Go(func() { <-block })
+		synctest.Wait()
+		if q.TryGo(f) {
+			t.Errorf("TryGo on a queue with every slot busy reported true")
+		}
+		close(block)
+		synctest.Wait()
+		if !q.TryGo(f) {
+			t.Errorf("TryGo on an idle queue reported false")
+		}
+		synctest.Wait()
+		// A queued task waiting (suspended then resumed with room) comes first.
+		q.Suspend()
+		q.Go(func() {})
+		if q.TryGo(f) {
+			t.Errorf("TryGo reported true with a task waiting before it on a suspended queue")
+		}
+		q.Resume()
+		q.Close()
+		if q.TryGo(f) {
+			t.Errorf("TryGo on a closed queue reported true")
+		}
+		if got := ran.Load(); got != 1 {
+			t.Errorf("TryGo ran %d functions, want 1", got)
+		}
+	})
+}
 
 // TestTryGoTakesEveryFreeSlot: TryGo back to back on an idle queue of n
 // slots starts n tasks and refuses the next, every time. A worker that had
@@ -38,63 +353,818 @@ func TestTryGoTakesEveryFreeSlot(t *testing.T) {
 	}
 }
 
-// TestGroupTryGo: TryGo starts a member only while it can start at once:
-// below the group's limit, with no member waiting, on a free slot of the
-// queue. GroupOf's results leave out the members it refused.
-func TestGroupTryGo(t *testing.T) {
-	q := taskqueue.NewConcurrent(4)
-	g := taskqueue.NewGroupOf[int](context.Background(), q, taskqueue.WithGroupLimit(2))
-	release := make(chan struct{})
-	var got []bool
-	for i := range 3 {
-		got = append(got, g.TryGo(func(context.Context) (int, error) { <-release; return i, nil }))
-	}
-	close(release)
-	vals, err := g.Wait(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if fmt.Sprint(got) != "[true true false]" || fmt.Sprint(vals) != "[0 1]" {
-		t.Errorf("TryGo three times with a group limit of 2 = %v, results %v; want [true true false], [0 1]", got, vals)
-	}
-	g2 := taskqueue.NewGroup(context.Background(), q)
-	if err := q.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if g2.TryGo(func(context.Context) error { return nil }) {
-		t.Error("TryGo on a group of a closed queue = true; want false")
-	}
-}
-
-// TestGoexitOfGoCountsAsFailed: a task of Go that calls runtime.Goexit
-// counts as Failed, as Stats documents, not as Succeeded.
-func TestGoexitOfGoCountsAsFailed(t *testing.T) {
-	q := taskqueue.NewSerial()
-	q.Go(func() { runtime.Goexit() })
-	q.Go(func() {})
-	if err := q.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if st := q.Stats(); st.Completed != 2 || st.Failed != 1 || st.Succeeded != 1 {
-		t.Errorf("Stats = %+v; want Completed 2, Failed 1, Succeeded 1", st)
-	}
-}
-
-// TestSubmissionThatWouldWaitForItselfFails: a task that holds the one slot
-// of a serial target submits to a full bounded child of it: waiting for
-// room could only wait for itself (the child's tasks need that slot), so
-// the submission fails with ErrQueueFull instead of hanging.
-func TestSubmissionThatWouldWaitForItselfFails(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		target := taskqueue.NewSerial()
-		child := taskqueue.NewSerial(taskqueue.WithTarget(target), taskqueue.WithMaxQueued(1))
-		err := target.RunSync(t.Context(), func(ctx context.Context) error {
-			child.Go(func() {}) // fills the child: it cannot start while the target's slot is held
-			return child.RunAsync(ctx, func(context.Context) error { return nil }).Wait(context.Background())
+// TestTryGoFillsTheFreeSlots: on an idle queue of n slots, n calls of TryGo
+// in a row all start, and the next reports false (the second one used to
+// report false, its slot still counted as queued).
+func TestTryGoFillsTheFreeSlots(t *testing.T) {
+	for _, n := range []int{1, 2, 4, 8} {
+		synctest.Test(t, func(t *testing.T) {
+			q := taskqueue.NewConcurrent(n)
+			gate := make(chan struct{})
+			for i := range n {
+				if !q.TryGo(func() { <-gate }) {
+					t.Fatalf("limit %d: TryGo %d = false with a free slot", n, i+1)
+				}
+			}
+			if q.TryGo(func() { t.Error("a refused TryGo ran") }) {
+				t.Errorf("limit %d: TryGo %d = true with every slot taken", n, n+1)
+			}
+			synctest.Wait()
+			if st := q.Stats(); st.Running != n || st.Queued != 0 {
+				t.Errorf("limit %d: Stats = %+v; want %d running, none queued", n, st, n)
+			}
+			close(gate)
+			q.Close()
 		})
-		if !errors.Is(err, taskqueue.ErrQueueFull) {
-			t.Errorf("RunAsync on a full child from a task of its serial target: %v; want ErrQueueFull", err)
+	}
+}
+
+// TestTryGoOnAChildNeverQueues: TryGo on a child whose target is full or
+// suspended reports false and never runs f (it used to queue f for later).
+func TestTryGoOnAChildNeverQueues(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		target := taskqueue.NewConcurrent(1)
+		child := taskqueue.NewConcurrent(2, taskqueue.WithTarget(target))
+		release := block(t, target)
+		if child.TryGo(func() { t.Error("a refused TryGo ran") }) {
+			t.Error("TryGo on a child of a full target = true")
 		}
+		release()
+		synctest.Wait()
+		target.Suspend()
+		if child.TryGo(func() { t.Error("a refused TryGo ran") }) {
+			t.Error("TryGo on a child of a suspended target = true")
+		}
+		target.Resume()
+		gate := make(chan struct{})
+		if !child.TryGo(func() { <-gate }) {
+			t.Error("TryGo on an idle child of an idle target = false")
+		}
+		synctest.Wait()
+		close(gate)
 		target.Close()
 	})
 }
+
+func TestConstructorAndNilPanics(t *testing.T) {
+	q := taskqueue.NewSerial()
+	for _, c := range []struct {
+		name string
+		f    func()
+		want string
+	}{
+		{"NewConcurrent(0)", func() { taskqueue.NewConcurrent(0) }, "taskqueue: NewConcurrent(0): concurrency must be positive"},
+		{"WithMaxQueued(0)", func() { taskqueue.WithMaxQueued(0) }, "taskqueue: WithMaxQueued(0): bound must be positive"},
+		{"WithFailWhenFull alone", func() { taskqueue.NewSerial(taskqueue.WithFailWhenFull()) }, "taskqueue: WithFailWhenFull without WithMaxQueued: an unbounded queue is never full"},
+		{"WithPanicHandler(nil)", func() { taskqueue.WithPanicHandler(nil) }, "taskqueue: WithPanicHandler(nil)"},
+		{"Go(nil)", func() { q.Go(nil) }, "taskqueue: Go with a nil function"},
+		{"RunAsync(nil)", func() { q.RunAsync(context.Background(), nil) }, "taskqueue: RunAsync with a nil function"},
+		{"RunSync(nil)", func() { q.RunSync(context.Background(), nil) }, "taskqueue: RunSync with a nil function"},
+		{"RunAfter(nil)", func() { q.RunAfter(context.Background(), 1, nil) }, "taskqueue: RunAfter with a nil function"},
+		{"RunBarrier(nil)", func() { q.RunBarrier(context.Background(), nil) }, "taskqueue: RunBarrier with a nil function"},
+		{"RunAsync[int](nil)", func() { taskqueue.RunAsync[int](context.Background(), q, nil) }, "taskqueue: RunAsync with a nil function"},
+		{"RunSync[int](nil)", func() { taskqueue.RunSync[int](context.Background(), q, nil) }, "taskqueue: RunSync with a nil function"},
+		{"RunAfter[int](nil)", func() { taskqueue.RunAfter[int](context.Background(), q, 1, nil) }, "taskqueue: RunAfter with a nil function"},
+	} {
+		if got := fmt.Sprint(panicValue(c.f)); got != c.want {
+			t.Errorf("%s panicked with %q; want %q", c.name, got, c.want)
+		}
+	}
+}
+
+func TestOutsideDocumentedPanics(t *testing.T) {
+	mustPanic(t, "NewConcurrent(0)", "taskqueue", func() { taskqueue.NewConcurrent(0) })
+	mustPanic(t, "NewConcurrent(-1)", "taskqueue", func() { taskqueue.NewConcurrent(-1) })
+	mustPanic(t, "WithMaxQueued(0)", "taskqueue", func() { taskqueue.WithMaxQueued(0) })
+	mustPanic(t, "WithQuantum(0)", "taskqueue", func() { taskqueue.WithQuantum(0) })
+	mustPanic(t, "WithGroupLimit(0)", "taskqueue", func() { taskqueue.WithGroupLimit(0) })
+	mustPanic(t, "DefaultSerial().CloseNow", "taskqueue", func() { taskqueue.DefaultSerial().CloseNow() })
+	mustPanic(t, "DefaultConcurrent().CloseNow", "taskqueue", func() { taskqueue.DefaultConcurrent().CloseNow() })
+	mustPanic(t, "DefaultSerial().Shutdown", "taskqueue", func() { taskqueue.DefaultSerial().Shutdown(context.Background()) })
+	mustPanic(t, "DefaultConcurrent().Close", "taskqueue", func() { taskqueue.DefaultConcurrent().Close() })
+	// The defaults still work after the refused calls.
+	if taskqueue.DefaultSerial().Go(func() {}) != nil || taskqueue.DefaultConcurrent().Go(func() {}) != nil {
+		t.Fatal("a default queue refuses work after a refused close")
+	}
+	if err := taskqueue.DefaultSerial().RunSync(context.Background(), func(context.Context) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	s := taskqueue.NewSerial()
+	mustPanic(t, "serial SetLimit(2)", "taskqueue", func() { s.SetLimit(2) })
+	c := taskqueue.NewConcurrent(2)
+	mustPanic(t, "SetLimit(0)", "taskqueue", func() { c.SetLimit(0) })
+	mustPanic(t, "Resume without Suspend", "taskqueue", func() { c.Resume() })
+	c.Suspend()
+	c.Suspend()
+	c.Resume()
+	c.Resume()
+	mustPanic(t, "Resume after nested pairs", "taskqueue", func() { c.Resume() })
+	mustPanic(t, "WithTarget(nil)", "", func() { taskqueue.NewSerial(taskqueue.WithTarget(nil)) })
+	mustPanic(t, "NewKeyed(nil)", "taskqueue", func() { taskqueue.NewKeyed[int](nil) })
+	mustPanic(t, "NewKeyed WithTarget", "taskqueue", func() { taskqueue.NewKeyed[int](c, taskqueue.WithTarget(c)) })
+	var zk taskqueue.Keyed[int]
+	mustPanic(t, "zero Keyed Go", "taskqueue", func() { zk.Go(1, func() {}) })
+	mustPanic(t, "zero Keyed Lanes", "taskqueue", func() { zk.Lanes() })
+	mustPanic(t, "NewGroup(nil)", "taskqueue", func() { taskqueue.NewGroup(context.Background(), nil) })
+	mustPanic(t, "NewGroupOf(nil)", "taskqueue", func() { taskqueue.NewGroupOf[int](context.Background(), nil) })
+	g := taskqueue.NewGroup(context.Background(), c)
+	mustPanic(t, "Group.Go(nil)", "taskqueue", func() { g.Go(nil) })
+	g.Go(func(context.Context) error { return nil })
+	if err := g.Wait(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	mustPanic(t, "Group.Go after Wait", "taskqueue", func() { g.Go(func(context.Context) error { return nil }) })
+	mustPanic(t, "Apply(n<0)", "taskqueue", func() { taskqueue.Apply(context.Background(), c, -1, func(int) {}) })
+	mustPanic(t, "Apply(nil f)", "taskqueue", func() { taskqueue.Apply(context.Background(), c, 1, nil) })
+	mustPanic(t, "Map(nil f)", "taskqueue", func() { taskqueue.Map[int, int](context.Background(), c, []int{1}, nil) })
+	h := c.RunAsync(context.Background(), func(context.Context) error { return nil })
+	mustPanic(t, "Then(nil q)", "taskqueue", func() { h.Then(context.Background(), nil, func(context.Context) error { return nil }) })
+	mustPanic(t, "Then(nil f)", "taskqueue", func() { h.Then(context.Background(), c, nil) })
+	f := taskqueue.RunAsync(context.Background(), c, func(context.Context) (int, error) { return 1, nil })
+	mustPanic(t, "generic Then(nil prev)", "taskqueue", func() {
+		taskqueue.Then[int, int](context.Background(), nil, c, func(context.Context, int) (int, error) { return 0, nil })
+	})
+	mustPanic(t, "generic Then(nil fn)", "taskqueue", func() { taskqueue.Then[int, int](context.Background(), f, c, nil) })
+	h.Wait(context.Background())
+	f.Wait(context.Background())
+	s.Close()
+	c.Close()
+}
+
+// TestZeroValuesPanicWithAMessage: the zero Queue and Handle are not usable,
+// as documented, and say how to make one.
+func TestZeroValuesPanicWithAMessage(t *testing.T) {
+	var q taskqueue.Queue
+	var h taskqueue.Handle
+	for name, c := range map[string]struct {
+		f    func()
+		want string
+	}{
+		"Queue.Go":    {func() { q.Go(func() {}) }, "taskqueue: use of a zero Queue; make one with NewSerial or NewConcurrent"},
+		"Handle.Wait": {func() { h.Wait(context.Background()) }, "taskqueue: use of a zero Handle; handles are made by a queue's RunAsync, RunAfter and RunBarrier"},
+		"Handle.Done": {func() { h.Done() }, "taskqueue: use of a zero Handle; handles are made by a queue's RunAsync, RunAfter and RunBarrier"},
+	} {
+		got := func() (v any) {
+			defer func() { v = recover() }()
+			c.f()
+			return nil
+		}()
+		if fmt.Sprint(got) != c.want {
+			t.Errorf("%s panicked with %v; want %q", name, got, c.want)
+		}
+	}
+}
+
+// TestZeroGroupsAndThenPanic: the zero Group and GroupOf, Then on a zero
+// Handle, and Apply on a zero Queue panic with a message, as documented,
+// instead of returning nil, hanging or dereferencing nil.
+func TestZeroGroupsAndThenPanic(t *testing.T) {
+	ctx := context.Background()
+	q := taskqueue.NewSerial()
+	defer q.Close()
+	var g taskqueue.Group
+	var gi taskqueue.GroupOf[int]
+	var h taskqueue.Handle
+	var zq taskqueue.Queue
+	for name, c := range map[string]struct {
+		f    func()
+		want string
+	}{
+		"Group.Go":      {func() { g.Go(func(context.Context) error { return nil }) }, "taskqueue: use of a zero Group; make one with NewGroup"},
+		"Group.Wait":    {func() { g.Wait(ctx) }, "taskqueue: use of a zero Group; make one with NewGroup"},
+		"GroupOf.Wait":  {func() { gi.Wait(ctx) }, "taskqueue: use of a zero GroupOf; make one with NewGroupOf"},
+		"Handle.Then":   {func() { h.Then(ctx, q, func(context.Context) error { return nil }) }, "taskqueue: use of a zero Handle; handles are made by a queue's RunAsync, RunAfter and RunBarrier"},
+		"Apply on zero": {func() { taskqueue.Apply(ctx, &zq, 3, func(int) {}) }, "taskqueue: use of a zero Queue; make one with NewSerial or NewConcurrent"},
+	} {
+		got := func() (v any) {
+			defer func() { v = recover() }()
+			c.f()
+			return nil
+		}()
+		if fmt.Sprint(got) != c.want {
+			t.Errorf("%s panicked with %v; want %q", name, got, c.want)
+		}
+	}
+}
+
+// A serial queue runs one function at a time whatever the mix of submissions:
+// Go, RunAsync, RunSync from outside, RunSync in place from the task and from
+// goroutines the task starts with its context, RunBarrier and TryGo.
+func TestOutsideSerialExclusiveUnderMixedSubmissions(t *testing.T) {
+	q := taskqueue.NewSerial()
+	var ex exclusive
+	var ran atomic.Int64
+	body := func() {
+		ex.enter()
+		ran.Add(1)
+		runtime.Gosched()
+		ex.leave()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	const subs, per = 8, 200
+	var wg sync.WaitGroup
+	var handles sync.Map
+	var expect atomic.Int64
+	for s := range subs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range per {
+				switch (s + i) % 6 {
+				case 0:
+					if err := q.Go(body); err != nil {
+						t.Errorf("Go: %v", err)
+						return
+					}
+					expect.Add(1)
+				case 1:
+					h := q.RunAsync(ctx, func(context.Context) error { body(); return nil })
+					handles.Store(h, true)
+					expect.Add(1)
+				case 2:
+					if err := q.RunSync(ctx, func(context.Context) error { body(); return nil }); err != nil {
+						t.Errorf("RunSync: %v", err)
+						return
+					}
+					expect.Add(1)
+				case 3:
+					// A task that calls RunSync in place, from itself and from helpers.
+					h := q.RunAsync(ctx, func(tctx context.Context) error {
+						body()
+						var inner sync.WaitGroup
+						for range 3 {
+							inner.Add(1)
+							go func() {
+								defer inner.Done()
+								if err := q.RunSync(tctx, func(context.Context) error { body(); return nil }); err != nil {
+									t.Errorf("RunSync in place from helper: %v", err)
+								}
+							}()
+						}
+						if err := q.RunSync(tctx, func(context.Context) error { body(); return nil }); err != nil {
+							t.Errorf("RunSync in place: %v", err)
+						}
+						inner.Wait()
+						return nil
+					})
+					handles.Store(h, true)
+					expect.Add(5)
+				case 4:
+					h := q.RunBarrier(ctx, func(context.Context) error { body(); return nil })
+					handles.Store(h, true)
+					expect.Add(1)
+				case 5:
+					if q.TryGo(body) {
+						expect.Add(1)
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	handles.Range(func(k, _ any) bool {
+		if err := k.(*taskqueue.Handle).Wait(ctx); err != nil {
+			t.Errorf("handle: %v", err)
+		}
+		return true
+	})
+	if err := q.Shutdown(ctx); err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+	if n := ex.overlap.Load(); n != 0 {
+		t.Errorf("%d functions overlapped on a serial queue", n)
+	}
+	if ran.Load() != expect.Load() {
+		t.Errorf("ran %d functions, want %d", ran.Load(), expect.Load())
+	}
+}
+
+// Every way in: Go, TryGo, RunAsync, RunSync (on the caller when idle, from
+// outside), RunBarrier, and tasks whose helpers call RunSync in their place
+// with contexts that are canceled while they wait for their turn. On a
+// serial queue, or a concurrent one of limit 3, the gauge of functions
+// running at once never passes the limit; every call reports either that its
+// function ran (nil) or an error without running it, never both and never
+// neither; and once idle, Stats add up (Completed = Succeeded + Failed +
+// Panicked, nothing queued or running). A broken implementation overlaps an
+// in-place function with the queue's other tasks, runs a call that reported
+// its context's error (or loses one that reported nil), or counts a task
+// twice.
+func TestOutside4MixedExactlyOnce(t *testing.T) {
+	for _, limit := range []int{1, 3} {
+		for round := 0; round < 8; round++ {
+			t.Run(fmt.Sprintf("limit=%d/round=%d", limit, round), func(t *testing.T) {
+				var q *taskqueue.Queue
+				if limit == 1 {
+					q = taskqueue.NewSerial(taskqueue.WithPanicHandler(func(*taskqueue.PanicError) {}))
+				} else {
+					q = taskqueue.NewConcurrent(limit, taskqueue.WithPanicHandler(func(*taskqueue.PanicError) {}))
+				}
+				g := newO3Gauge("queue", limit)
+				var bad atomic.Value
+				fail := func(s string) { bad.CompareAndSwap(nil, s) }
+				var barrierAlone atomic.Bool
+				barrierAlone.Store(true)
+				body := func(what string) {
+					g.enter(what)
+					runtime.Gosched()
+					g.leave()
+				}
+				// check runs one call whose function marks it ran, and checks
+				// that it ran exactly when the call reports nil.
+				check := func(what string, call func(f func()) error) {
+					var ran atomic.Int32
+					err := call(func() { ran.Add(1); body(what) })
+					switch {
+					case err == nil && ran.Load() != 1:
+						fail(fmt.Sprintf("%s: nil error, ran %d times", what, ran.Load()))
+					case err != nil && ran.Load() != 0:
+						fail(fmt.Sprintf("%s: %v, and ran %d times", what, err, ran.Load()))
+					}
+				}
+				var wg sync.WaitGroup
+				for w := 0; w < 4; w++ {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						rng := rand.New(rand.NewPCG(uint64(round), uint64(w)))
+						var hs []*taskqueue.Handle
+						var hran []*atomic.Int32
+						for i := 0; i < 60; i++ {
+							switch rng.IntN(6) {
+							case 0:
+								if err := q.Go(func() { body("Go") }); err != nil {
+									fail("Go: " + err.Error())
+								}
+							case 1:
+								q.TryGo(func() { body("TryGo") })
+							case 2:
+								ran := new(atomic.Int32)
+								hran = append(hran, ran)
+								hs = append(hs, q.RunAsync(context.Background(), func(context.Context) error { ran.Add(1); body("RunAsync"); return nil }))
+							case 3:
+								check("outsider RunSync", func(f func()) error {
+									return q.RunSync(context.Background(), func(context.Context) error { f(); return nil })
+								})
+							case 4:
+								ran := new(atomic.Int32)
+								hran = append(hran, ran)
+								hs = append(hs, q.RunBarrier(context.Background(), func(context.Context) error {
+									ran.Add(1)
+									if g.cur.Load() != 0 {
+										barrierAlone.Store(false)
+									}
+									body("barrier")
+									return nil
+								}))
+							default:
+								check("task with helpers", func(f func()) error {
+									return q.RunSync(context.Background(), func(ctx context.Context) error {
+										f()
+										var hw sync.WaitGroup
+										for h := 0; h < 3; h++ {
+											hw.Add(1)
+											go func() {
+												defer hw.Done()
+												for j := 0; j < 5; j++ {
+													c, cancel := context.WithCancel(ctx)
+													if j%2 == 1 {
+														go func() { runtime.Gosched(); cancel() }()
+													}
+													check("in-place RunSync", func(f func()) error {
+														err := q.RunSync(c, func(context.Context) error { f(); return nil })
+														if err != nil && !errors.Is(err, context.Canceled) {
+															fail("in-place RunSync: " + err.Error())
+														}
+														return err
+													})
+													cancel()
+												}
+											}()
+										}
+										hw.Wait()
+										return nil
+									})
+								})
+							}
+						}
+						for k, h := range hs {
+							if err := h.Wait(context.Background()); err != nil || hran[k].Load() != 1 {
+								fail(fmt.Sprintf("handle: %v, ran %d times", err, hran[k].Load()))
+							}
+						}
+					}()
+				}
+				wg.Wait()
+				if err := q.Close(); err != nil {
+					t.Fatal(err)
+				}
+				g.check(t)
+				if v := bad.Load(); v != nil {
+					t.Fatal(v)
+				}
+				if !barrierAlone.Load() {
+					t.Errorf("a barrier started while another function ran")
+				}
+				st := q.Stats()
+				if st.Completed != st.Succeeded+st.Failed+st.Panicked || st.Queued != 0 || st.Running != 0 || st.Delayed != 0 {
+					t.Errorf("Stats of an idle queue do not add up: %+v", st)
+				}
+			})
+		}
+	}
+}
+
+// TestCanceledTasksBehindAStuckHeadFreeTheirMemory: a bounded queue whose
+// head does not move, and a million tasks submitted and canceled behind it.
+// Their entries once stayed in the list until the head moved, 16 bytes each
+// plus the tasks; now the heap must not grow with them.
+func TestCanceledTasksBehindAStuckHeadFreeTheirMemory(t *testing.T) {
+	n := 1_000_000
+	if testing.Short() || raceEnabled {
+		n = 100_000
+	}
+	ctx := context.Background()
+	q := taskqueue.NewSerial(taskqueue.WithMaxQueued(4), taskqueue.WithFailWhenFull())
+	release := make(chan struct{})
+	started := make(chan struct{})
+	q.Go(func() { close(started); <-release }) // the running task, stuck
+	<-started
+	q.Go(func() {}) // the head of the list, stuck behind it
+	before := liveHeap()
+	for range n {
+		h := q.RunAsync(ctx, func(context.Context) error { return nil })
+		if !h.Cancel() {
+			t.Fatalf("Cancel of a queued task = false (%v)", h.Err())
+		}
+	}
+	grown := liveHeap() - before
+	close(release)
+	if err := q.Close(); err != nil {
+		t.Fatal(err)
+	}
+	perEntry := float64(grown) / float64(n)
+	t.Logf("the heap grew by %d bytes over %d canceled tasks behind a stuck head: %.3f B each", grown, n, perEntry)
+	if perEntry > 0.5 {
+		t.Errorf("the heap grew by %d bytes over %d canceled tasks behind a stuck head (%.2f B each); want it not to grow with them", grown, n, perEntry)
+	}
+	if st := q.Stats(); st.Canceled != uint64(n) {
+		t.Errorf("Canceled = %d; want %d", st.Canceled, n)
+	}
+}
+
+// hammerTotal sets how many tasks TestHammer submits in all. The default
+// keeps go test quick; the long run is
+//
+//	go test -run TestHammer -hammer.total=10000000 -timeout 1h ./taskqueue
+var hammerTotal = flag.Int("hammer.total", 0, "tasks TestHammer submits in all (0: a quick run)")
+
+// TestHammer submits tasks from many goroutines, in every form, to queues of
+// every kind, while tasks call RunSync on their own queue and on another,
+// panic, call runtime.Goexit, and are canceled through their handles and
+// contexts, and while the queue is closed, part way through, in one of three
+// ways. Each submission is an operation of the table hammerOps; at the end a
+// checker proves the invariants:
+//
+//   - every task ran at most once, and a task with a handle ran exactly when
+//     its handle says it started (nil, an error of its own, a panic or
+//     Goexit); otherwise the handle reports a cancellation, ErrClosed or
+//     ErrQueueFull;
+//   - the counts balance: every submission ran, was canceled or was refused,
+//     and the queue's Stats agree with what the tasks saw;
+//   - on a serial queue each submitter's immediate tasks ran in order;
+//   - the queue ends idle, with no slot held and no RunSync waiting.
+func TestHammer(t *testing.T) {
+	total := *hammerTotal
+	if total == 0 {
+		total = 1 << 20
+		if testing.Short() || raceEnabled {
+			total = 1 << 16
+		}
+	}
+	cases := []struct {
+		kind   queueKind
+		closer string
+		opts   []taskqueue.Option
+	}{
+		{kinds[0], "close", nil},
+		{kinds[0], "closeNow", []taskqueue.Option{taskqueue.WithMaxQueued(512)}},
+		{kinds[2], "closeNow", nil},
+		{kinds[2], "shutdown", []taskqueue.Option{taskqueue.WithMaxQueued(4096), taskqueue.WithFailWhenFull()}},
+		{kinds[3], "close", nil},
+		{kinds[5], "closeNow", nil},
+	}
+	var all hammerCounts
+	for i, c := range cases {
+		name := fmt.Sprintf("%s/%s/bounded=%v", c.kind.name, c.closer, c.opts != nil)
+		t.Run(name, func(t *testing.T) {
+			counts := hammerQueue(t, c.kind, c.closer, c.opts, (total+len(cases)-1)/len(cases), uint64(i))
+			all.add(counts)
+		})
+	}
+	t.Logf("in all: %s", &all)
+}
+
+// A hammerOp is one way of submitting a task, with its share of the
+// operations.
+type hammerOp struct {
+	name   string
+	weight int
+	submit func(h *hammer, r *rand.Rand, task func(context.Context) error) *taskqueue.Handle
+}
+
+var hammerOps = []hammerOp{
+	{"go", 20, func(h *hammer, r *rand.Rand, task func(context.Context) error) *taskqueue.Handle {
+		h.q.Go(func() { task(context.Background()) })
+		return nil
+	}},
+	{"async", 20, func(h *hammer, r *rand.Rand, task func(context.Context) error) *taskqueue.Handle {
+		return h.q.RunAsync(context.Background(), task)
+	}},
+	{"cancel", 8, func(h *hammer, r *rand.Rand, task func(context.Context) error) *taskqueue.Handle {
+		hd := h.q.RunAsync(context.Background(), task)
+		hd.Cancel()
+		return hd
+	}},
+	{"context", 8, func(h *hammer, r *rand.Rand, task func(context.Context) error) *taskqueue.Handle {
+		ctx, cancel := context.WithCancel(context.Background())
+		hd := h.q.RunAsync(ctx, task)
+		if r.IntN(2) == 0 {
+			hd.Done() // watch the context
+		}
+		cancel()
+		return hd
+	}},
+	{"after", 8, func(h *hammer, r *rand.Rand, task func(context.Context) error) *taskqueue.Handle {
+		ctx, cancel := context.WithCancel(context.Background())
+		hd := h.q.RunAfter(ctx, time.Duration(r.IntN(50))*time.Microsecond, task)
+		if r.IntN(4) == 0 {
+			cancel()
+		} else {
+			hd.Cancel() // too late, mostly: the task ran or waits
+			h.cancels = append(h.cancels, cancel)
+		}
+		return hd
+	}},
+	{"barrier", 4, func(h *hammer, r *rand.Rand, task func(context.Context) error) *taskqueue.Handle {
+		return h.q.RunBarrier(context.Background(), task)
+	}},
+	{"sync", 4, func(h *hammer, r *rand.Rand, task func(context.Context) error) *taskqueue.Handle {
+		h.syncErr(h.q.RunSync(context.Background(), task))
+		return nil
+	}},
+	{"typed", 4, func(h *hammer, r *rand.Rand, task func(context.Context) error) *taskqueue.Handle {
+		f := taskqueue.RunAsync(context.Background(), h.q, func(ctx context.Context) (int, error) { return 1, task(ctx) })
+		return &f.Handle
+	}},
+	// Tasks that call RunSync on their own queue, where it runs in their
+	// place (on a concurrent queue with free slots too, where the slot
+	// books were once corrupted), and on another queue, which waits.
+	{"nested-own", 8, func(h *hammer, r *rand.Rand, task func(context.Context) error) *taskqueue.Handle {
+		return h.q.RunAsync(context.Background(), func(ctx context.Context) error {
+			h.shared.nested.Add(1) // the outer task and the inner RunSync both complete
+			return h.q.RunSync(ctx, task)
+		})
+	}},
+	{"nested-other", 6, func(h *hammer, r *rand.Rand, task func(context.Context) error) *taskqueue.Handle {
+		return h.q.RunAsync(context.Background(), func(ctx context.Context) error {
+			h.other.RunSync(ctx, func(context.Context) error { runtime.Gosched(); return nil })
+			return task(ctx)
+		})
+	}},
+	{"panic", 5, func(h *hammer, r *rand.Rand, task func(context.Context) error) *taskqueue.Handle {
+		return h.q.RunAsync(context.Background(), func(ctx context.Context) error {
+			task(ctx)
+			h.shared.panicked.Add(1)
+			panic(errHammer)
+		})
+	}},
+	{"goexit", 5, func(h *hammer, r *rand.Rand, task func(context.Context) error) *taskqueue.Handle {
+		return h.q.RunAsync(context.Background(), func(ctx context.Context) error {
+			task(ctx)
+			h.shared.goexited.Add(1)
+			runtime.Goexit()
+			return nil
+		})
+	}},
+}
+
+var errHammer = errors.New("hammer")
+
+// hammer is one submitter's state.
+type hammer struct {
+	q, other *taskqueue.Queue
+	t        *testing.T
+	cancels  []context.CancelFunc
+	shared   *hammerShared
+}
+
+// hammerShared counts what the tasks did, for the checker.
+type hammerShared struct {
+	nested, panicked, goexited atomic.Uint64
+}
+
+func (h *hammer) syncErr(err error) {
+	if err != nil && !isRefusal(err) {
+		h.t.Errorf("RunSync = %v", err)
+	}
+}
+
+// hammerCounts are what a hammer run did.
+type hammerCounts struct {
+	submitted, ran, refused uint64
+	byOp                    map[string]uint64
+	stats                   taskqueue.Stats
+}
+
+func (c *hammerCounts) add(d hammerCounts) {
+	c.submitted += d.submitted
+	c.ran += d.ran
+	c.refused += d.refused
+	c.stats.Completed += d.stats.Completed
+	c.stats.Succeeded += d.stats.Succeeded
+	c.stats.Failed += d.stats.Failed
+	c.stats.Panicked += d.stats.Panicked
+	c.stats.Canceled += d.stats.Canceled
+	c.stats.Rejected += d.stats.Rejected
+}
+
+func (c *hammerCounts) String() string {
+	return fmt.Sprintf("%d submitted: %d ran exactly once, %d canceled or refused; queues' stats: completed %d (succeeded %d, failed %d, panicked %d), canceled %d, rejected %d",
+		c.submitted, c.ran, c.refused, c.stats.Completed, c.stats.Succeeded, c.stats.Failed, c.stats.Panicked, c.stats.Canceled, c.stats.Rejected)
+}
+
+// hammerRecord follows one submitter's tasks.
+type hammerRecord struct {
+	runs       []atomic.Int32 // times each task ran
+	lastRun    atomic.Int64   // the last immediate task of this submitter that ran, on a serial queue
+	misordered atomic.Int32
+}
+
+func hammerQueue(t *testing.T, k queueKind, closer string, opts []taskqueue.Option, total int, seed uint64) hammerCounts {
+	const submitters = 8
+	silent := taskqueue.WithPanicHandler(func(*taskqueue.PanicError) {})
+	q := k.new(append(opts, silent)...)
+	other := taskqueue.NewConcurrent(2) // never waits for q: no cycle
+	perSubmitter := (total + submitters - 1) / submitters
+	records := make([]*hammerRecord, submitters)
+	var submitted atomic.Int64
+	closeAt := int64(total * 9 / 10)
+	var closeOnce sync.Once
+	closeQueue := func() {
+		switch closer {
+		case "closeNow":
+			q.CloseNow()
+		case "shutdown":
+			go func() {
+				ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
+				defer cancel()
+				q.Shutdown(ctx) // gives up at once, mostly; the final Shutdown waits
+			}()
+		default:
+			go q.Close() // it waits for the delayed tasks; Shutdown below waits for it
+		}
+	}
+	weights := 0
+	for _, op := range hammerOps {
+		weights += op.weight
+	}
+	var byOp [len(hammerOpsNames)]atomic.Uint64
+	var shared hammerShared
+
+	var wg sync.WaitGroup
+	for s := range submitters {
+		rec := &hammerRecord{runs: make([]atomic.Int32, perSubmitter)}
+		rec.lastRun.Store(-1)
+		records[s] = rec
+		wg.Go(func() {
+			r := rand.New(rand.NewPCG(seed, uint64(s)))
+			h := &hammer{q: q, other: other, t: t, shared: &shared}
+			// Handles are checked once they are well behind, which keeps
+			// memory flat without making the submitter wait often.
+			const window = 1024
+			type pending struct {
+				h *taskqueue.Handle
+				n int
+			}
+			var inFlight []pending
+			check := func(p pending) {
+				err := p.h.Wait(context.Background())
+				ran := rec.runs[p.n].Load()
+				switch {
+				case ran == 1 && (err == nil || errors.Is(err, errHammer) || errors.Is(err, taskqueue.ErrGoexit)):
+				case ran == 0 && err != nil && isRefusal(err):
+				default:
+					t.Errorf("submitter %d task %d: ran %d times, handle reports %v", s, p.n, ran, err)
+				}
+			}
+			for n := range perSubmitter {
+				if submitted.Add(1) == closeAt {
+					closeOnce.Do(closeQueue)
+				}
+				pick := r.IntN(weights)
+				op := 0
+				for ; pick >= hammerOps[op].weight; op++ {
+					pick -= hammerOps[op].weight
+				}
+				byOp[op].Add(1)
+				ordered := k.serial && hammerOps[op].name != "after"
+				task := func(context.Context) error {
+					rec.runs[n].Add(1)
+					if ordered {
+						if last := rec.lastRun.Swap(int64(n)); last >= int64(n) {
+							rec.misordered.Add(1)
+						}
+					}
+					return nil
+				}
+				if hd := hammerOps[op].submit(h, r, task); hd != nil {
+					inFlight = append(inFlight, pending{hd, n})
+					if len(inFlight) == window {
+						for _, p := range inFlight[:window/2] {
+							check(p)
+						}
+						inFlight = append(inFlight[:0], inFlight[window/2:]...)
+					}
+				}
+			}
+			for _, p := range inFlight {
+				check(p)
+			}
+			for _, cancel := range h.cancels {
+				cancel()
+			}
+		})
+	}
+	wg.Wait()
+	closeOnce.Do(closeQueue)
+	if err := q.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := other.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	// The checker.
+	var c hammerCounts
+	c.submitted = uint64(submitted.Load())
+	for s, rec := range records {
+		for n := range rec.runs {
+			switch runs := rec.runs[n].Load(); runs {
+			case 0:
+				c.refused++
+			case 1:
+				c.ran++
+			default:
+				t.Errorf("submitter %d task %d ran %d times", s, n, runs)
+			}
+		}
+		if m := rec.misordered.Load(); m > 0 {
+			t.Errorf("submitter %d: %d tasks ran before an earlier one", s, m)
+		}
+	}
+	st := q.Stats()
+	c.stats = st
+	// Each task that ran completed once, and the outer task of each nested
+	// RunSync once more; every submission completed, was canceled or was
+	// refused.
+	nested := shared.nested.Load()
+	if want := c.ran + nested; st.Completed != want {
+		t.Errorf("Stats().Completed = %d; want the %d tasks that ran + %d outer tasks of nested RunSync", st.Completed, c.ran, nested)
+	}
+	if got, want := st.Completed+st.Canceled+st.Rejected, c.submitted+nested; got != want {
+		t.Errorf("completed %d + canceled %d + rejected %d = %d; want %d submissions + %d nested", st.Completed, st.Canceled, st.Rejected, got, c.submitted, nested)
+	}
+	if st.Completed != st.Succeeded+st.Failed+st.Panicked {
+		t.Errorf("Stats() = %+v: Completed is not Succeeded + Failed + Panicked", st)
+	}
+	if got, want := st.Panicked, shared.panicked.Load(); got != want {
+		t.Errorf("Stats().Panicked = %d; %d tasks panicked", got, want)
+	}
+	if got, want := st.Failed, shared.goexited.Load(); got != want {
+		t.Errorf("Stats().Failed = %d; %d tasks called Goexit (the only failures)", got, want)
+	}
+	if st.Queued != 0 || st.Delayed != 0 || st.Running != 0 {
+		t.Errorf("Stats() = %+v after Shutdown; want nothing queued, delayed or running", st)
+	}
+	if st.Canceled == 0 || st.Rejected == 0 || st.Panicked == 0 || st.Failed == 0 {
+		t.Errorf("Stats() = %+v; the hammer should have canceled, refused, panicked and failed tasks", st)
+	}
+	if q.Slots() != 0 {
+		t.Errorf("%d slots held once the queue is idle", q.Slots())
+	}
+	if ws := taskqueue.Waits(q, other); len(ws) != 0 {
+		t.Errorf("RunSync calls still waiting: %v", ws)
+	}
+	c.byOp = map[string]uint64{}
+	for i := range byOp {
+		c.byOp[hammerOps[i].name] = byOp[i].Load()
+	}
+	t.Logf("%s; by operation %v", &c, c.byOp)
+	return c
+}
+
+// hammerOpsNames sizes the per-operation counters; it must list the
+// operations of hammerOps.
+var hammerOpsNames = [...]string{"go", "async", "cancel", "context", "after", "barrier", "sync", "typed", "nested-own", "nested-other", "panic", "goexit"}

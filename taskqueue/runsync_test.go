@@ -3,11 +3,273 @@ package taskqueue_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/taskqueue-go/taskqueue/taskqueue"
 )
+
+func TestRunSyncReturnsTheResult(t *testing.T) {
+	forEachKind(t, func(t *testing.T, k queueKind) {
+		q := k.new()
+		errBad := errors.New("bad")
+		if err := q.RunSync(t.Context(), func(context.Context) error { return errBad }); err != errBad {
+			t.Errorf("RunSync = %v; want %v", err, errBad)
+		}
+		v, err := taskqueue.RunSync(t.Context(), q, func(context.Context) (int, error) { return 42, nil })
+		if v != 42 || err != nil {
+			t.Errorf("RunSync[int] = %v, %v; want 42, nil", v, err)
+		}
+		v, err = taskqueue.RunSync(t.Context(), q, func(context.Context) (int, error) { return 7, errBad })
+		if v != 7 || err != errBad {
+			t.Errorf("RunSync[int] = %v, %v; want 7, bad (the value comes with the error)", v, err)
+		}
+		// The same with a busy queue, where the task runs on a worker.
+		release := block(t, q)
+		result := make(chan int)
+		go func() {
+			v, _ := taskqueue.RunSync(t.Context(), q, func(context.Context) (int, error) { return 9, nil })
+			result <- v
+		}()
+		synctest.Wait()
+		release()
+		if v := <-result; v != 9 {
+			t.Errorf("RunSync[int] on a busy queue = %v; want 9", v)
+		}
+	})
+}
+
+func TestRunSyncOnIdleQueueRunsOnCaller(t *testing.T) {
+	forEachKind(t, func(t *testing.T, k queueKind) {
+		q := k.new()
+		inline := false
+		q.RunSync(t.Context(), func(context.Context) error {
+			inline = onCallerStack("TestRunSyncOnIdleQueueRunsOnCaller")
+			return nil
+		})
+		if !inline {
+			t.Error("RunSync on an idle queue did not run on the caller's goroutine")
+		}
+	})
+}
+
+// TestRunSyncFromOwnTask is the re-entry that deadlocks every other Go pool
+// on a serial queue: a task waits synchronously for more work on its queue.
+func TestRunSyncFromOwnTask(t *testing.T) {
+	forEachKind(t, func(t *testing.T, k queueKind) {
+		q := k.new()
+		var order []string
+		h := q.RunAsync(t.Context(), func(ctx context.Context) error {
+			order = append(order, "outer")
+			type key struct{}
+			derived := context.WithValue(ctx, key{}, 1) // the mark survives derivation
+			return q.RunSync(derived, func(ctx context.Context) error {
+				order = append(order, "inner")
+				v, err := taskqueue.RunSync(ctx, q, func(context.Context) (string, error) {
+					return "innermost", nil
+				})
+				order = append(order, v)
+				return err
+			})
+		})
+		if err := h.Wait(t.Context()); err != nil {
+			t.Fatalf("Wait = %v", err)
+		}
+		if want := []string{"outer", "inner", "innermost"}; !slices.Equal(order, want) {
+			t.Errorf("order = %v; want %v", order, want)
+		}
+	})
+}
+
+func TestRunSyncContextDone(t *testing.T) {
+	forEachKind(t, func(t *testing.T, k queueKind) {
+		q := k.new()
+		release := block(t, q)
+		ran := false
+		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+		defer cancel()
+		if err := q.RunSync(ctx, func(context.Context) error { ran = true; return nil }); err != context.DeadlineExceeded {
+			t.Errorf("RunSync while queued = %v; want DeadlineExceeded", err)
+		}
+		release()
+		synctest.Wait()
+		if ran {
+			t.Error("RunSync task ran after its caller gave up while it was queued")
+		}
+		if s := q.Stats(); s.Canceled != 1 {
+			t.Errorf("Stats().Canceled = %d; want 1", s.Canceled)
+		}
+	})
+}
+
+// TestPanicAfterRunSyncLeft checks that a panic in a RunSync task whose caller
+// stopped waiting reaches the handler.
+func TestPanicAfterRunSyncLeft(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var p panics
+		q := taskqueue.NewSerial(p.handler())
+		release := block(t, q)
+		ctx, cancel := context.WithCancel(t.Context())
+		started := make(chan struct{})
+		proceed := make(chan struct{})
+		result := make(chan error)
+		q.Go(func() {}) // keeps RunSync off the idle path
+		go func() {
+			result <- q.RunSync(ctx, func(context.Context) error {
+				close(started)
+				<-proceed
+				panic("late")
+			})
+		}()
+		synctest.Wait()
+		release()
+		<-started
+		cancel()
+		if err := <-result; err != context.Canceled {
+			t.Errorf("RunSync = %v; want Canceled", err)
+		}
+		close(proceed)
+		synctest.Wait()
+		if got := p.take(); len(got) != 1 || got[0].Value != "late" {
+			t.Errorf("handler got %v; want the late panic", got)
+		}
+	})
+}
+
+// RunSync whose context ends while f runs on a worker returns ctx.Err() at once.
+func TestOutsideRunSyncContextEndsWhileRunningOnWorker(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var panics atomic.Int32
+		q := taskqueue.NewSerial(taskqueue.WithPanicHandler(func(*taskqueue.PanicError) { panics.Add(1) }))
+		block := make(chan struct{})
+		q.Go(func() { <-block }) // makes q busy so that RunSync queues
+		ctx, cancel := context.WithCancel(context.Background())
+		inF := make(chan struct{})
+		release := make(chan struct{})
+		res := make(chan error, 1)
+		go func() {
+			res <- q.RunSync(ctx, func(context.Context) error {
+				close(inF)
+				<-release
+				panic("late")
+			})
+		}()
+		synctest.Wait()
+		close(block)
+		<-inF
+		cancel()
+		synctest.Wait()
+		select {
+		case err := <-res:
+			if !errors.Is(err, context.Canceled) {
+				t.Fatalf("RunSync returned %v, want context.Canceled", err)
+			}
+		default:
+			t.Fatalf("RunSync did not return at once when its context ended while f ran on a worker")
+		}
+		close(release)
+		q.Close()
+		if panics.Load() != 1 {
+			t.Fatalf("panic of abandoned RunSync reached the handler %d times, want 1", panics.Load())
+		}
+	})
+}
+
+// outcome runs call on a goroutine of its own and reports how it ended.
+type outcome struct {
+	returned bool
+	panicked any
+	goexit   bool
+}
+
+func runOn(call func()) <-chan outcome {
+	ch := make(chan outcome, 1)
+	go func() {
+		var o outcome
+		normal := false
+		defer func() {
+			if !normal {
+				o.panicked = recover()
+				o.goexit = o.panicked == nil
+			}
+			ch <- o
+		}()
+		call()
+		o.returned = true
+		normal = true
+	}()
+	return ch
+}
+
+// syncPaths runs RunSync(f) on q on its three paths: idle (on the caller), busy
+// (on a worker) and in place of a running task, and gives each outcome.
+func syncPaths(t *testing.T, q *taskqueue.Queue, f func(context.Context) error) map[string]outcome {
+	ctx := context.Background()
+	res := map[string]outcome{}
+	res["idle"] = <-runOn(func() { q.RunSync(ctx, f) })
+	block := make(chan struct{})
+	q.Go(func() { <-block })
+	ch := runOn(func() { q.RunSync(ctx, f) })
+	synctest.Wait()
+	close(block)
+	res["worker"] = <-ch
+	err := q.RunAsync(ctx, func(tctx context.Context) error {
+		res["inplace"] = <-runOn(func() { q.RunSync(tctx, f) })
+		return nil
+	}).Wait(ctx)
+	if err != nil {
+		t.Fatalf("outer task: %v", err)
+	}
+	return res
+}
+
+// RunSync re-panics f's panic with a *PanicError in all three places f can run,
+// and the handler does not see it.
+func TestOutsideRunSyncPanicEveryPath(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var handled atomic.Int32
+		q := taskqueue.NewSerial(taskqueue.WithName("pp"), taskqueue.WithPanicHandler(func(*taskqueue.PanicError) { handled.Add(1) }))
+		res := syncPaths(t, q, func(context.Context) error { panic("boom") })
+		for name, o := range res {
+			pe, ok := o.panicked.(*taskqueue.PanicError)
+			if !ok {
+				t.Errorf("%s: RunSync ended with %+v, want a *PanicError panic", name, o)
+				continue
+			}
+			if fmt.Sprint(pe.Value) != "boom" || len(pe.Stack) == 0 {
+				t.Errorf("%s: PanicError value %v, stack %d bytes", name, pe.Value, len(pe.Stack))
+			}
+		}
+		q.Close()
+		if handled.Load() != 0 {
+			t.Fatalf("handler saw %d panics that RunSync re-panicked", handled.Load())
+		}
+	})
+}
+
+// RunSync's f calling runtime.Goexit makes RunSync call Goexit too, on every path,
+// and the queue keeps working.
+func TestOutsideRunSyncGoexitEveryPath(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := taskqueue.NewSerial()
+		res := syncPaths(t, q, func(context.Context) error { runtime.Goexit(); return nil })
+		for name, o := range res {
+			if !o.goexit {
+				t.Errorf("%s: RunSync ended with %+v after f called runtime.Goexit, want Goexit", name, o)
+			}
+		}
+		if err := q.RunSync(context.Background(), func(context.Context) error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+		q.Close()
+	})
+}
 
 // TestRunSyncOnAClosedQueueFromATask: RunSync on a closed queue returns
 // ErrClosed, as to anyone, also from a task whose wait for that queue would
@@ -27,4 +289,88 @@ func TestRunSyncOnAClosedQueueFromATask(t *testing.T) {
 		}
 		target.Close()
 	})
+}
+
+// o3TaskWithHelpers runs on q one task whose n helpers call RunSync with its
+// context, each after ready is closed, and returns the task's handle and how
+// many helper functions ran; gauge g counts what executes.
+func o3TaskWithHelpers(t *testing.T, ctx context.Context, q *taskqueue.Queue, g *o3Gauge, n int, started chan<- struct{}, ready <-chan struct{}) (*taskqueue.Handle, *atomic.Int64) {
+	var ran atomic.Int64
+	h := q.RunAsync(ctx, func(tctx context.Context) error {
+		close(started)
+		<-ready
+		var wg sync.WaitGroup
+		for k := 0; k < n; k++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if err := q.RunSync(tctx, func(context.Context) error {
+					g.enter("in place")
+					ran.Add(1)
+					runtime.Gosched()
+					g.leave()
+					return nil
+				}); err != nil {
+					t.Errorf("helper RunSync: %v", err)
+				}
+			}()
+		}
+		wg.Wait()
+		return nil
+	})
+	return h, &ran
+}
+
+// Docs, Suspend: "A RunSync on a suspended queue waits, unless it comes from
+// one of q's running tasks, which it runs in place of"; Shutdown: "except
+// RunSync from one of q's tasks, which runs in the task's place and adds no
+// work" (CloseNow closes as Shutdown does). Helpers of a running task call
+// RunSync with its context after the queue is suspended, or closed with
+// CloseNow. A broken queue makes them wait for Resume (a hang: the deadline
+// reports it), refuses them with ErrClosed, or runs them beside each other.
+func TestOutside3InPlaceHelpersWhileSuspendedOrClosed(t *testing.T) {
+	for _, mode := range []string{"suspend", "closenow"} {
+		for _, kind := range []string{"serial", "concurrent(2)"} {
+			t.Run(mode+"/"+kind, func(t *testing.T) {
+				q := taskqueue.NewSerial()
+				limit := 1
+				if kind != "serial" {
+					q, limit = taskqueue.NewConcurrent(2), 2
+				}
+				g := newO3Gauge(kind, limit)
+				ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+				defer cancel()
+				started, ready := make(chan struct{}), make(chan struct{})
+				h, ran := o3TaskWithHelpers(t, ctx, q, g, 8, started, ready)
+				// a second task queued behind, which CloseNow cancels
+				h2 := q.RunAsync(ctx, func(context.Context) error {
+					g.enter("queued task")
+					g.leave()
+					return nil
+				})
+				<-started
+				if mode == "suspend" {
+					q.Suspend()
+				} else {
+					q.CloseNow()
+				}
+				close(ready)
+				if err := h.Wait(ctx); err != nil {
+					t.Errorf("task: %v", err)
+				}
+				if ran.Load() != 8 {
+					t.Errorf("%d of 8 in-place functions ran", ran.Load())
+				}
+				if mode == "suspend" {
+					q.Resume()
+					if err := h2.Wait(ctx); err != nil {
+						t.Errorf("queued task: %v", err)
+					}
+				} else if err := h2.Wait(ctx); kind == "serial" && !errors.Is(err, taskqueue.ErrClosed) {
+					t.Errorf("queued task after CloseNow: %v, want ErrClosed", err)
+				}
+				g.check(t)
+			})
+		}
+	}
 }

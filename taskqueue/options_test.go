@@ -1,0 +1,650 @@
+package taskqueue_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/taskqueue-go/taskqueue/taskqueue"
+)
+
+func TestMaxQueuedFailWhenFull(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := taskqueue.NewSerial(taskqueue.WithMaxQueued(2), taskqueue.WithFailWhenFull())
+		release := block(t, q) // running: takes no room
+		nop := func(context.Context) error { return nil }
+		q.RunAsync(t.Context(), nop)
+		q.RunAfter(t.Context(), time.Hour, nop) // delayed tasks take room too
+		if err := q.Go(func() {}); err != taskqueue.ErrQueueFull {
+			t.Errorf("Go = %v; want ErrQueueFull", err)
+		}
+		if err := q.RunAsync(t.Context(), nop).Err(); err != taskqueue.ErrQueueFull {
+			t.Errorf("RunAsync: Err() = %v; want ErrQueueFull", err)
+		}
+		if err := q.RunAfter(t.Context(), time.Second, nop).Err(); err != taskqueue.ErrQueueFull {
+			t.Errorf("RunAfter: Err() = %v; want ErrQueueFull", err)
+		}
+		if err := q.RunSync(t.Context(), nop); err != taskqueue.ErrQueueFull {
+			t.Errorf("RunSync = %v; want ErrQueueFull", err)
+		}
+		release()
+		synctest.Wait()
+		if err := q.Go(func() {}); err != nil {
+			t.Errorf("Go once room was made = %v; want nil", err)
+		}
+		q.Close()
+	})
+}
+
+func TestMaxQueuedWaitWhenFull(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := taskqueue.NewSerial(taskqueue.WithMaxQueued(1))
+		release := block(t, q)
+		nop := func(context.Context) error { return nil }
+		q.RunAsync(t.Context(), nop)
+
+		// A submission with a context waits for room until the context ends.
+		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+		defer cancel()
+		if err := q.RunAsync(ctx, nop).Err(); err != context.DeadlineExceeded {
+			t.Errorf("RunAsync on a full queue: Err() = %v; want DeadlineExceeded after waiting", err)
+		}
+		if err := q.Go(func() {}); err != taskqueue.ErrQueueFull {
+			t.Errorf("Go = %v; want ErrQueueFull: Go never waits", err)
+		}
+
+		// Room made by a starting task goes to the waiting submitter.
+		result := make(chan *taskqueue.Handle)
+		go func() { result <- q.RunAsync(t.Context(), nop) }()
+		synctest.Wait()
+		release()
+		if err := (<-result).Wait(t.Context()); err != nil {
+			t.Errorf("RunAsync that waited for room: Wait = %v; want nil", err)
+		}
+
+		// Close wakes the submitters still waiting.
+		release = block(t, q)
+		q.RunAsync(t.Context(), nop)
+		go func() { result <- q.RunAsync(t.Context(), nop) }()
+		synctest.Wait()
+		closed := make(chan error)
+		go func() { closed <- q.Close() }()
+		synctest.Wait()
+		if err := (<-result).Err(); err != taskqueue.ErrClosed {
+			t.Errorf("RunAsync waiting at Close: Err() = %v; want ErrClosed", err)
+		}
+		release()
+		if err := <-closed; err != nil {
+			t.Errorf("Close = %v", err)
+		}
+	})
+}
+
+// TestMaxQueuedOwnTaskNeverWaits checks that a task submitting to its own
+// full queue gets ErrQueueFull instead of waiting for room it would have to
+// make itself.
+func TestMaxQueuedOwnTaskNeverWaits(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := taskqueue.NewSerial(taskqueue.WithMaxQueued(1))
+		nop := func(context.Context) error { return nil }
+		h := q.RunAsync(t.Context(), func(ctx context.Context) error {
+			q.RunAsync(ctx, nop) // fills the queue
+			if err := q.RunAsync(ctx, nop).Err(); err != taskqueue.ErrQueueFull {
+				t.Errorf("RunAsync from the queue's own task: Err() = %v; want ErrQueueFull", err)
+			}
+			if err := q.RunAfter(ctx, time.Second, nop).Err(); err != taskqueue.ErrQueueFull {
+				t.Errorf("RunAfter from the queue's own task: Err() = %v; want ErrQueueFull", err)
+			}
+			return nil
+		})
+		if err := h.Wait(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		q.Close()
+	})
+}
+
+// A task submitting to its own full queue with WaitWhenFull gets ErrQueueFull
+// instead of waiting for itself; RunAsync from outside waits for room until its
+// context ends.
+func TestOutsideMaxQueuedWaitWhenFull(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := taskqueue.NewSerial(taskqueue.WithMaxQueued(1))
+		ctx := context.Background()
+		release := make(chan struct{})
+		var inner error
+		var innerSync error
+		h := q.RunAsync(ctx, func(tctx context.Context) error {
+			// fill the queue
+			if err := q.Go(func() {}); err != nil {
+				return err
+			}
+			inner = q.RunAsync(tctx, func(context.Context) error { return nil }).Err()
+			// RunSync with the task's context runs in place: no room needed.
+			innerSync = q.RunSync(tctx, func(context.Context) error { return nil })
+			<-release
+			return nil
+		})
+		synctest.Wait()
+		if !errors.Is(inner, taskqueue.ErrQueueFull) {
+			t.Errorf("RunAsync from a task into its own full queue: %v, want ErrQueueFull", inner)
+		}
+		if innerSync != nil {
+			t.Errorf("RunSync in place on a full queue: %v", innerSync)
+		}
+		// From outside: waits for room.
+		wctx, cancel := context.WithTimeout(ctx, time.Minute)
+		defer cancel()
+		h2c := make(chan *taskqueue.Handle, 1)
+		go func() { h2c <- q.RunAsync(wctx, func(context.Context) error { return nil }) }()
+		synctest.Wait()
+		var h2 *taskqueue.Handle
+		select {
+		case h2 = <-h2c:
+			t.Errorf("RunAsync on a full WaitWhenFull queue did not wait: %v", h2.Err())
+		default:
+		}
+		if err := q.Go(func() {}); !errors.Is(err, taskqueue.ErrQueueFull) {
+			t.Errorf("Go on full queue: %v", err)
+		}
+		close(release)
+		if h2 == nil {
+			h2 = <-h2c
+		}
+		if err := h2.Wait(ctx); err != nil {
+			t.Fatalf("RunAsync that waited for room: %v", err)
+		}
+		if err := h.Wait(ctx); err != nil {
+			t.Fatal(err)
+		}
+		// Times out when nothing frees room.
+		block := make(chan struct{})
+		q.Go(func() { <-block })
+		synctest.Wait()
+		q.Go(func() {})
+		tctx, cancel2 := context.WithTimeout(ctx, time.Second)
+		defer cancel2()
+		h3 := q.RunAsync(tctx, func(context.Context) error { return nil })
+		if err := h3.Wait(ctx); !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("RunAsync waiting for room past its deadline: %v", err)
+		}
+		if err := q.RunSync(tctx, func(context.Context) error { return nil }); !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("RunSync on a full queue with a done context: %v", err)
+		}
+		close(block)
+		q.Close()
+		st := q.Stats()
+		if st.Rejected < 3 {
+			t.Errorf("Rejected = %d, want at least 3 (%+v)", st.Rejected, st)
+		}
+	})
+}
+
+// TestSubmissionThatWouldWaitForItselfFails: a task that holds the one slot
+// of a serial target submits to a full bounded child of it: waiting for
+// room could only wait for itself (the child's tasks need that slot), so
+// the submission fails with ErrQueueFull instead of hanging.
+func TestSubmissionThatWouldWaitForItselfFails(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		target := taskqueue.NewSerial()
+		child := taskqueue.NewSerial(taskqueue.WithTarget(target), taskqueue.WithMaxQueued(1))
+		err := target.RunSync(t.Context(), func(ctx context.Context) error {
+			child.Go(func() {}) // fills the child: it cannot start while the target's slot is held
+			return child.RunAsync(ctx, func(context.Context) error { return nil }).Wait(context.Background())
+		})
+		if !errors.Is(err, taskqueue.ErrQueueFull) {
+			t.Errorf("RunAsync on a full child from a task of its serial target: %v; want ErrQueueFull", err)
+		}
+		target.Close()
+	})
+}
+
+// TestRunSyncAcrossTheTree: a task of a child calls RunSync on its target,
+// on an idle sibling and on its own queue; each runs in the task's place,
+// even with every slot of the target taken.
+func TestRunSyncAcrossTheTree(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		root := taskqueue.NewConcurrent(2)
+		a := taskqueue.NewSerial(taskqueue.WithTarget(root))
+		b := taskqueue.NewSerial(taskqueue.WithTarget(root))
+		gate := make(chan struct{})
+		root.Go(func() { <-gate }) // one of the two slots, taken
+		var got []string
+		err := a.RunAsync(ctx, func(ctx context.Context) error {
+			return root.RunSync(ctx, func(ctx context.Context) error {
+				got = append(got, "target")
+				return b.RunSync(ctx, func(ctx context.Context) error {
+					got = append(got, "sibling")
+					return a.RunSync(ctx, func(context.Context) error {
+						got = append(got, "own")
+						return nil
+					})
+				})
+			})
+		}).Wait(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(got) != "[target sibling own]" {
+			t.Errorf("ran %v; want [target sibling own]", got)
+		}
+		close(gate)
+		root.Close()
+	})
+}
+
+// o3Tree is a target of limit 2 with two serial children, a concurrent child
+// of limit 2 and a serial grandchild under the first serial child, each with
+// a gauge that counts what executes on it and, for the target, on the whole
+// tree.
+type o3Tree struct {
+	t, a, b, c, g           *taskqueue.Queue
+	gt, ga, gb, gc, gg      *o3Gauge
+	onT, onA, onB, onC, onG o3Gauges
+}
+
+func newO3Tree() *o3Tree {
+	tr := &o3Tree{}
+	tr.t = taskqueue.NewConcurrent(2)
+	tr.a = taskqueue.NewSerial(taskqueue.WithTarget(tr.t))
+	tr.b = taskqueue.NewSerial(taskqueue.WithTarget(tr.t))
+	tr.c = taskqueue.NewConcurrent(2, taskqueue.WithTarget(tr.t))
+	tr.g = taskqueue.NewSerial(taskqueue.WithTarget(tr.a))
+	tr.gt, tr.ga, tr.gb = newO3Gauge("target", 2), newO3Gauge("serial child A (and its child)", 1), newO3Gauge("serial child B", 1)
+	tr.gc, tr.gg = newO3Gauge("concurrent child C", 2), newO3Gauge("grandchild G", 1)
+	tr.onT = o3Gauges{tr.gt}
+	tr.onA = o3Gauges{tr.ga, tr.gt}
+	tr.onB = o3Gauges{tr.gb, tr.gt}
+	tr.onC = o3Gauges{tr.gc, tr.gt}
+	tr.onG = o3Gauges{tr.gg, tr.ga, tr.gt}
+	return tr
+}
+
+func (tr *o3Tree) check(t *testing.T) {
+	t.Helper()
+	for _, g := range []*o3Gauge{tr.gt, tr.ga, tr.gb, tr.gc, tr.gg} {
+		g.check(t)
+	}
+}
+
+// A task of a serial child starts helpers that, with its context and at the
+// same time, wait for tasks of a sibling (Handle.Wait, Group.Wait: these lend
+// the task's slot of the shared target), run RunSync on the target, on a
+// sibling and on its own child in its place, and Map on a concurrent sibling.
+// Docs: WithTarget, "target's limit bounds the child, its siblings and
+// target's own tasks together"; Handle.Wait "lends its slots of their shared
+// targets while it waits, so that waiting tasks cannot hold every slot the
+// awaited task needs"; RunSync "a task of a child runs RunSync on its target,
+// or on an idle sibling, in its own place". A broken tree lets the lent slot
+// be used twice (a waited-for sibling task beside an in-place function of
+// the lender: the target's count goes over 2), or does not lend (the waits
+// deadlock: the deadline reports it).
+func TestOutside3TreeHelpersLendAndRunInPlace(t *testing.T) {
+	type job struct {
+		name string
+		on   func(tr *o3Tree) (*taskqueue.Queue, o3Gauges)
+		kind string
+	}
+	jobs := []job{
+		{"RunSync on target", func(tr *o3Tree) (*taskqueue.Queue, o3Gauges) { return tr.t, tr.onT }, "s"},
+		{"RunSync on grandchild", func(tr *o3Tree) (*taskqueue.Queue, o3Gauges) { return tr.g, tr.onG }, "s"},
+		{"Wait on sibling B", func(tr *o3Tree) (*taskqueue.Queue, o3Gauges) { return tr.b, tr.onB }, "w"},
+		{"Group.Wait on sibling C", func(tr *o3Tree) (*taskqueue.Queue, o3Gauges) { return tr.c, tr.onC }, "g"},
+		{"Map on sibling C", func(tr *o3Tree) (*taskqueue.Queue, o3Gauges) { return tr.c, tr.onC }, "m"},
+		{"Wait on target", func(tr *o3Tree) (*taskqueue.Queue, o3Gauges) { return tr.t, tr.onT }, "w"},
+	}
+	// every pair of jobs, run by two helpers of one task at once
+	for i := range jobs {
+		for j := i; j < len(jobs); j++ {
+			j1, j2 := jobs[i], jobs[j]
+			t.Run(fmt.Sprintf("%s+%s", j1.name, j2.name), func(t *testing.T) {
+				for iter := 0; iter < 8 && !t.Failed(); iter++ {
+					tr := newO3Tree()
+					ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+					var hs []*taskqueue.Handle
+					// busy work on the siblings, so that slots are scarce
+					for k := 0; k < 3; k++ {
+						hs = append(hs, tr.b.RunAsync(ctx, func(context.Context) error {
+							tr.onB.enter("B task")
+							runtime.Gosched()
+							tr.onB.leave()
+							return nil
+						}))
+						hs = append(hs, tr.c.RunAsync(ctx, func(context.Context) error {
+							tr.onC.enter("C task")
+							runtime.Gosched()
+							tr.onC.leave()
+							return nil
+						}))
+					}
+					for k := 0; k < 3; k++ {
+						hs = append(hs, tr.a.RunAsync(ctx, func(tctx context.Context) error {
+							tr.onA.enter("A task")
+							runtime.Gosched()
+							tr.onA.leave()
+							var wg sync.WaitGroup
+							for _, jb := range []job{j1, j2} {
+								wg.Add(1)
+								go func() {
+									defer wg.Done()
+									q, gs := jb.on(tr)
+									o3Mixed(t, tctx, q, gs, jb.kind)
+								}()
+							}
+							wg.Wait()
+							return nil
+						}))
+					}
+					for _, h := range hs {
+						if err := h.Wait(ctx); err != nil {
+							t.Errorf("task: %v", err)
+						}
+					}
+					cancel()
+					tr.check(t)
+				}
+			})
+		}
+	}
+}
+
+type o3TreeOne struct{ t, a, b, c *taskqueue.Queue }
+
+// Helpers on a tree that runs one function at a time: a target of limit 1
+// with serial children A and B. Tasks of A and B start helpers that call
+// RunSync with the task's context on the target and on their own queue, and
+// wait for them once their own part is done, as the docs ask
+// of work done in a task's place ("goroutines it starts and waits for").
+// Docs: "a task of a child runs RunSync on its target, or on an idle
+// sibling, in its own place"; the target's limit bounds the whole tree. A
+// broken tree runs a helper's function beside whatever else holds the slot,
+// or two helpers' functions at once.
+func TestOutside3TreeHelpersRaceTaskReturn(t *testing.T) {
+	for iter := 0; iter < 100 && !t.Failed(); iter++ {
+		root := taskqueue.NewConcurrent(1)
+		a := taskqueue.NewSerial(taskqueue.WithTarget(root))
+		b := taskqueue.NewSerial(taskqueue.WithTarget(root))
+		qs := []*taskqueue.Queue{root, a, b}
+		own := newO3Owners()
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		var hs []*taskqueue.Handle
+		for i := 1; i <= 12; i++ {
+			id := i
+			q := qs[1+i%2]
+			hs = append(hs, q.RunAsync(ctx, func(tctx context.Context) error {
+				own.enter(false, id)
+				var helpers sync.WaitGroup
+				for k := 0; k < o3Helpers; k++ {
+					// The target or the task's own queue: a helper waited for that
+					// waited for a serial sibling whose task waits for a helper of
+					// its own on this queue would deadlock, as two mutexes taken in
+					// opposite orders do (see RunSync).
+					on := []*taskqueue.Queue{root, q}[k%2]
+					helpers.Add(1)
+					go func() {
+						defer helpers.Done()
+						err := on.RunSync(tctx, func(context.Context) error {
+							own.enter(true, id)
+							runtime.Gosched()
+							own.leave(true, id)
+							return nil
+						})
+						if errors.Is(err, context.DeadlineExceeded) {
+							t.Errorf("task %d: helper RunSync hung", id)
+						}
+					}()
+				}
+				runtime.Gosched()
+				own.leave(false, id)
+				helpers.Wait()
+				return nil
+			}))
+		}
+		for _, h := range hs {
+			if err := h.Wait(ctx); err != nil {
+				t.Errorf("task: %v", err)
+			}
+		}
+		cancel()
+		own.check(t)
+	}
+}
+
+// How many helpers each task of TestOutside3TreeHelpersRaceTaskReturn starts.
+const o3Helpers = 3
+
+// Found by TestOutside3TreeHelpersRaceTaskReturn, without helpers: a task of
+// serial child B calls RunSync on its idle sibling A with its context, from
+// the task itself, and then goes on running. Docs: "a task of a child runs
+// RunSync on its target, or on an idle sibling, in its own place", and
+// "target's limit bounds the child, its siblings and target's own tasks
+// together". So while B's task runs, no task of A may start on a target of
+// limit 1. A broken tree gives the target's slot back when the in-place
+// function ends, though B's task still holds it: A's next task then runs
+// beside B's task.
+func TestOutside3TreeRunSyncOnSiblingKeepsSlot(t *testing.T) {
+	// (With A's task queued before B's RunSync, A is busy: B's task waits
+	// for A holding the target's one slot, until its context ends; see
+	// TestWaitsHoldTheirSlots.)
+	for _, when := range []string{"A task queued before"} {
+		t.Run(when, func(t *testing.T) {
+			root := taskqueue.NewConcurrent(1)
+			a := taskqueue.NewSerial(taskqueue.WithTarget(root))
+			b := taskqueue.NewSerial(taskqueue.WithTarget(root))
+			g := newO3Gauge("target of limit 1", 1)
+			ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+			defer cancel()
+			release, inB := make(chan struct{}), make(chan struct{})
+			hb := b.RunAsync(ctx, func(tctx context.Context) error {
+				if err := a.RunSync(tctx, func(context.Context) error {
+					g.enter("in place on A")
+					g.leave()
+					return nil
+				}); err != nil {
+					return err
+				}
+				g.enter("B task")
+				close(inB)
+				<-release
+				g.leave()
+				return nil
+			})
+			var ha *taskqueue.Handle
+			if when == "A task queued before" {
+				<-inB
+				ha = a.RunAsync(ctx, func(context.Context) error {
+					g.enter("A task")
+					g.leave()
+					return nil
+				})
+			} else {
+				ha = a.RunAsync(ctx, func(context.Context) error {
+					g.enter("A task")
+					g.leave()
+					return nil
+				})
+				<-inB
+			}
+			for i := 0; i < 20000 && !ha.IsDone(); i++ {
+				runtime.Gosched()
+			}
+			close(release)
+			if err := hb.Wait(ctx); err != nil {
+				t.Errorf("B task: %v", err)
+			}
+			if err := ha.Wait(ctx); err != nil {
+				t.Errorf("A task: %v", err)
+			}
+			g.check(t)
+		})
+	}
+}
+
+// "A task of a child runs RunSync on its target, or on an idle sibling, in
+// its own place, on its slot of the target, taking turns with the task's
+// other functions run in its place."
+//
+// Target T has two slots; A and B are serial children. A's task has three
+// helpers that call B.RunSync with its context, and each in-place function
+// submits a task of B. The functions that run on B (in place or as B's
+// tasks) never overlap (B is serial), those in A's task's place never
+// overlap, and T never runs more than two. A broken implementation lets B's
+// queued task start on T's free slot beside an in-place function that holds
+// B's slot, or runs two in-place functions of A's task at once.
+func TestOutside4IdleSiblingInPlace(t *testing.T) {
+	for round := 0; round < 30; round++ {
+		synctest.Test(t, func(t *testing.T) {
+			T := taskqueue.NewConcurrent(2)
+			A := taskqueue.NewSerial(taskqueue.WithTarget(T))
+			B := taskqueue.NewSerial(taskqueue.WithTarget(T))
+			tg := newO3Gauge("target of two slots", 2)
+			bg := newO3Gauge("serial sibling B", 1)
+			pg := newO3Gauge("functions in the place of A's task", 1)
+			var bTasks sync.WaitGroup
+			var bRan atomic.Int32
+			err := A.RunSync(context.Background(), func(ctx context.Context) error {
+				var wg sync.WaitGroup
+				for h := 0; h < 3; h++ {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						for j := 0; j < 4; j++ {
+							err := B.RunSync(ctx, func(context.Context) error {
+								gs := o3Gauges{tg, bg, pg}
+								gs.enter("B.RunSync from A's task")
+								bTasks.Add(1)
+								B.Go(func() {
+									gs := o3Gauges{tg, bg}
+									gs.enter("B's task")
+									bRan.Add(1)
+									time.Sleep(time.Millisecond) // fake time: every other goroutine runs meanwhile
+									gs.leave()
+									bTasks.Done()
+								})
+								time.Sleep(time.Millisecond) // fake time: every other goroutine runs meanwhile
+								gs.leave()
+								return nil
+							})
+							if err != nil {
+								t.Errorf("B.RunSync: %v", err)
+							}
+						}
+					}()
+				}
+				wg.Wait()
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			bTasks.Wait()
+			if err := T.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if bRan.Load() != 12 {
+				t.Errorf("B ran %d tasks, want 12", bRan.Load())
+			}
+			o3Gauges{tg, bg, pg}.check(t)
+		})
+		if t.Failed() {
+			t.Fatalf("round %d", round)
+		}
+	}
+}
+
+// TestTreeHammer hammers a tree of queues, children and grandchildren of
+// each kind, from many goroutines, with tasks that call RunSync on other
+// queues of the tree, cancel each other and panic: every task runs exactly
+// once or reports why not, the counts balance, and the tree ends idle.
+func TestTreeHammer(t *testing.T) {
+	total := 200_000
+	if testing.Short() {
+		total = 20_000
+	}
+	ctx := context.Background()
+	silent := taskqueue.WithPanicHandler(func(*taskqueue.PanicError) {})
+	root := taskqueue.NewConcurrent(3, silent)
+	mid := taskqueue.NewConcurrent(2, taskqueue.WithTarget(root), silent, taskqueue.WithQuantum(3))
+	queues := []*taskqueue.Queue{
+		root,
+		mid,
+		taskqueue.NewSerial(taskqueue.WithTarget(root), silent, taskqueue.WithPriority(1)),
+		taskqueue.NewSerial(taskqueue.WithTarget(mid), silent, taskqueue.WithQuantum(1)),
+		taskqueue.NewConcurrent(4, taskqueue.WithTarget(mid), silent, taskqueue.WithPriority(-1)),
+	}
+	// related lists, for each queue, itself and the queues above it.
+	related := [][]int{{0}, {1, 0}, {2, 0}, {3, 1, 0}, {4, 1, 0}}
+	const submitters = 8
+	runs := make([]atomic.Int32, total)
+	var wg sync.WaitGroup
+	var bad atomic.Int64
+	for sub := range submitters {
+		wg.Go(func() {
+			for i := sub; i < total; i += submitters {
+				q := queues[i%len(queues)]
+				// A task calls RunSync only on its own queue and the queues
+				// above it, in whose place it runs: a task that waited for
+				// its subtree would hold a slot that the subtree needs, and
+				// with every slot so held, the waits would last until their
+				// contexts ended (see TestWaitsHoldTheirSlots).
+				reach := related[i%len(queues)]
+				other := queues[reach[(i/7)%len(reach)]]
+				task := func(ctx context.Context) error {
+					runs[i].Add(1)
+					switch i % 11 {
+					case 0:
+						return other.RunSync(ctx, func(context.Context) error { runtime.Gosched(); return nil })
+					case 1:
+						panic("hammer")
+					}
+					return nil
+				}
+				switch i % 3 {
+				case 0:
+					q.RunSync(ctx, func(ctx context.Context) error {
+						defer func() { recover() }()
+						return task(ctx)
+					})
+				case 1:
+					h := q.RunAsync(ctx, task)
+					if i%5 == 0 && h.Cancel() {
+						runs[i].Add(1) // canceled: counts as its one outcome
+					}
+				default:
+					// A task of Go receives no context: its work waits for
+					// nothing, which could be its own slot.
+					q.Go(func() {
+						runs[i].Add(1)
+						if i%11 == 1 {
+							panic("hammer")
+						}
+					})
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if err := root.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range runs {
+		if n := runs[i].Load(); n != 1 {
+			bad.Add(1)
+			if bad.Load() < 5 {
+				t.Errorf("task %d ran or was canceled %d times; want once", i, n)
+			}
+		}
+	}
+	for i, q := range queues {
+		if st := q.Stats(); st.Queued != 0 || st.Running != 0 || st.Delayed != 0 {
+			t.Errorf("queue %d after the hammer: %+v", i, st)
+		}
+	}
+}
