@@ -422,7 +422,7 @@ func TestGroupWaitFromAMemberPanics(t *testing.T) {
 		g := taskqueue.NewGroup(t.Context(), q)
 		var msg any
 		g.Go(func(ctx context.Context) error {
-			msg = panicValue(func() { g.Wait(ctx) })
+			msg = testkit.PanicValue(func() { g.Wait(ctx) })
 			return nil
 		})
 		if err := g.Wait(context.Background()); err != nil {

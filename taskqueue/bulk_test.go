@@ -112,7 +112,7 @@ func TestApplyPanic(t *testing.T) {
 		q := k.new()
 		var after atomic.Bool
 		var returned atomic.Bool
-		v := panicValue(func() {
+		v := testkit.PanicValue(func() {
 			taskqueue.Apply(t.Context(), q, 10_000, func(i int) {
 				if returned.Load() {
 					after.Store(true)
@@ -205,7 +205,7 @@ func TestBulkMisuse(t *testing.T) {
 		{"Apply(nil queue)", func() { taskqueue.Apply(ctx, nil, 1, func(int) {}) }, "taskqueue: Apply with a nil queue"},
 		{"Map(nil)", func() { taskqueue.Map[int, int](ctx, q, nil, nil) }, "taskqueue: Map with a nil function"},
 	} {
-		if got := fmt.Sprint(panicValue(c.f)); got != c.want {
+		if got := fmt.Sprint(testkit.PanicValue(c.f)); got != c.want {
 			t.Errorf("%s panicked with %q; want %q", c.name, got, c.want)
 		}
 	}

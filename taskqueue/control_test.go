@@ -9,6 +9,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/taskqueue-go/taskqueue/internal/testkit"
 	"github.com/taskqueue-go/taskqueue/taskqueue"
 )
 
@@ -58,7 +59,7 @@ func TestSuspendAndSetLimit(t *testing.T) {
 		if p := peak.Load(); p != 3 {
 			t.Errorf("at most %d ran at once; want 3", p)
 		}
-		msg := fmt.Sprint(panicValue(func() { taskqueue.NewSerial().SetLimit(2) }))
+		msg := fmt.Sprint(testkit.PanicValue(func() { taskqueue.NewSerial().SetLimit(2) }))
 		if msg != "taskqueue: SetLimit(2) on a serial queue" {
 			t.Errorf("SetLimit on a serial queue panicked with %q", msg)
 		}
@@ -146,13 +147,13 @@ func TestOutsideSetLimit(t *testing.T) {
 		// after lowering, no more than 1 at once for new tasks
 		q2 := taskqueue.NewConcurrent(3)
 		q2.SetLimit(1)
-		var ex exclusive
+		ex := newGauge("serial queue", 1)
 		for range 50 {
-			q2.Go(func() { ex.enter(); time.Sleep(time.Millisecond); ex.leave() })
+			q2.Go(func() { ex.Enter("function"); time.Sleep(time.Millisecond); ex.Leave() })
 		}
 		q2.Close()
-		if ex.overlap.Load() != 0 {
-			t.Fatalf("%d overlaps after SetLimit(1)", ex.overlap.Load())
+		if over := ex.Over(); over != "" {
+			t.Fatalf("after SetLimit(1): %s", over)
 		}
 	})
 }

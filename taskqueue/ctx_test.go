@@ -3,6 +3,7 @@ package taskqueue_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"iter"
 	"os"
 	"os/exec"
@@ -14,6 +15,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/taskqueue-go/taskqueue/internal/testkit"
 	"github.com/taskqueue-go/taskqueue/taskqueue"
 )
 
@@ -157,17 +159,17 @@ func TestOutsideRunSyncWithContextOfEndedTask(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		q := taskqueue.NewSerial()
 		ctx := context.Background()
-		var ex exclusive
+		ex := newGauge("serial queue", 1)
 		signal := make(chan struct{})
 		res := make(chan error, 1)
 		h := q.RunAsync(ctx, func(tctx context.Context) error {
-			ex.enter()
-			defer ex.leave()
+			ex.Enter("function")
+			defer ex.Leave()
 			go func() {
 				<-signal
 				res <- q.RunSync(tctx, func(context.Context) error {
-					ex.enter()
-					ex.leave()
+					ex.Enter("function")
+					ex.Leave()
 					return nil
 				})
 			}()
@@ -178,10 +180,10 @@ func TestOutsideRunSyncWithContextOfEndedTask(t *testing.T) {
 		}
 		release := make(chan struct{})
 		hu := q.RunAsync(ctx, func(context.Context) error {
-			ex.enter()
+			ex.Enter("function")
 			close(signal)
 			<-release
-			ex.leave()
+			ex.Leave()
 			return nil
 		})
 		synctest.Wait()
@@ -193,7 +195,7 @@ func TestOutsideRunSyncWithContextOfEndedTask(t *testing.T) {
 		if err != nil && !errors.Is(err, context.Canceled) {
 			t.Errorf("late RunSync: %v", err)
 		}
-		if ex.overlap.Load() != 0 {
+		if ex.Over() != "" {
 			t.Errorf("RunSync with an ended task's context ran beside the next task")
 		}
 		q.Close()
@@ -212,20 +214,20 @@ func TestOutside4ReturnedContextLendsNothing(t *testing.T) {
 			T := taskqueue.NewSerial()
 			A := taskqueue.NewSerial(taskqueue.WithTarget(T))
 			B := taskqueue.NewSerial(taskqueue.WithTarget(T))
-			g := newO3Gauge("target of one slot", 1)
+			g := newGauge("target of one slot", 1)
 			var kept context.Context
 			if err := A.RunSync(context.Background(), func(ctx context.Context) error { kept = ctx; return nil }); err != nil {
 				t.Fatal(err)
 			}
 			release := make(chan struct{})
 			hr := T.RunAsync(context.Background(), func(context.Context) error {
-				g.enter("T's task R")
+				g.Enter("T's task R")
 				<-release
-				g.leave()
+				g.Leave()
 				return nil
 			})
 			synctest.Wait()
-			hb := B.RunAsync(context.Background(), func(context.Context) error { g.enter("B's task"); g.leave(); return nil })
+			hb := B.RunAsync(context.Background(), func(context.Context) error { g.Enter("B's task"); g.Leave(); return nil })
 			waitDone := make(chan error, 1)
 			go func() { waitDone <- hb.Wait(kept) }()
 			synctest.Wait()
@@ -242,7 +244,7 @@ func TestOutside4ReturnedContextLendsNothing(t *testing.T) {
 			if err := T.Close(); err != nil {
 				t.Fatal(err)
 			}
-			g.check(t)
+			checkGauges(t, g)
 		})
 		if t.Failed() {
 			t.Fatalf("round %d", round)
@@ -670,7 +672,7 @@ func TestOutside3InPlaceTurnIsDurableForSynctest(t *testing.T) {
 func TestOutside3InPlacePanicAndGoexitFreeTheTurn(t *testing.T) {
 	for iter := 0; iter < 30 && !t.Failed(); iter++ {
 		q := taskqueue.NewSerial()
-		g := newO3Gauge("serial", 1)
+		g := newGauge("serial", 1)
 		var panics, goexits, oks atomic.Int64
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		h := q.RunAsync(ctx, func(tctx context.Context) error {
@@ -695,9 +697,9 @@ func TestOutside3InPlacePanicAndGoexitFreeTheTurn(t *testing.T) {
 								}
 							}()
 							err := q.RunSync(tctx, func(context.Context) error {
-								g.enter("in place")
+								g.Enter("in place")
 								runtime.Gosched()
-								g.leave()
+								g.Leave()
 								switch mode {
 								case 1:
 									panic("boom")
@@ -732,7 +734,7 @@ func TestOutside3InPlacePanicAndGoexitFreeTheTurn(t *testing.T) {
 			t.Errorf("task: %v", err)
 		}
 		cancel()
-		g.check(t)
+		checkGauges(t, g)
 		if oks.Load() != 12 || panics.Load() != 12 || goexits.Load() != 12 {
 			t.Errorf("ok calls %d, panics %d, Goexits %d: want 12 of each", oks.Load(), panics.Load(), goexits.Load())
 		}
@@ -743,7 +745,7 @@ func TestOutside3InPlacePanicAndGoexitFreeTheTurn(t *testing.T) {
 // of work with that context on queue on (gauges gs count what executes there):
 // RunSync in place, Apply, Map, and Handle.Wait on a task of on (which lends
 // the task's slots while it waits). It returns once every helper is done.
-func o3Mixed(t *testing.T, tctx context.Context, on *taskqueue.Queue, gs o3Gauges, kinds string) {
+func o3Mixed(t *testing.T, tctx context.Context, on *taskqueue.Queue, gs testkit.Gauges, kinds string) {
 	var wg sync.WaitGroup
 	run := func(f func()) {
 		wg.Add(1)
@@ -755,9 +757,9 @@ func o3Mixed(t *testing.T, tctx context.Context, on *taskqueue.Queue, gs o3Gauge
 			run(func() {
 				for r := 0; r < 5; r++ {
 					if err := on.RunSync(tctx, func(context.Context) error {
-						gs.enter("RunSync in place")
+						gs.Enter("RunSync in place")
 						runtime.Gosched()
-						gs.leave()
+						gs.Leave()
 						return nil
 					}); err != nil {
 						t.Errorf("RunSync: %v", err)
@@ -767,9 +769,9 @@ func o3Mixed(t *testing.T, tctx context.Context, on *taskqueue.Queue, gs o3Gauge
 		case 'a':
 			run(func() {
 				if err := taskqueue.Apply(tctx, on, 16, func(int) {
-					gs.enter("Apply iteration")
+					gs.Enter("Apply iteration")
 					runtime.Gosched()
-					gs.leave()
+					gs.Leave()
 				}); err != nil {
 					t.Errorf("Apply: %v", err)
 				}
@@ -777,9 +779,9 @@ func o3Mixed(t *testing.T, tctx context.Context, on *taskqueue.Queue, gs o3Gauge
 		case 'm':
 			run(func() {
 				res, err := taskqueue.Map(tctx, on, []int{1, 2, 3, 4, 5, 6, 7, 8}, func(_ context.Context, x int) (int, error) {
-					gs.enter("Map call")
+					gs.Enter("Map call")
 					runtime.Gosched()
-					gs.leave()
+					gs.Leave()
 					return 2 * x, nil
 				})
 				if err != nil {
@@ -795,9 +797,9 @@ func o3Mixed(t *testing.T, tctx context.Context, on *taskqueue.Queue, gs o3Gauge
 		case 'w':
 			run(func() {
 				h := on.RunAsync(tctx, func(context.Context) error {
-					gs.enter("awaited task")
+					gs.Enter("awaited task")
 					runtime.Gosched()
-					gs.leave()
+					gs.Leave()
 					return nil
 				})
 				if err := h.Wait(tctx); err != nil {
@@ -809,9 +811,9 @@ func o3Mixed(t *testing.T, tctx context.Context, on *taskqueue.Queue, gs o3Gauge
 				g := taskqueue.NewGroup(tctx, on)
 				for m := 0; m < 4; m++ {
 					g.Go(func(context.Context) error {
-						gs.enter("group member")
+						gs.Enter("group member")
 						runtime.Gosched()
-						gs.leave()
+						gs.Leave()
 						return nil
 					})
 				}
@@ -839,15 +841,15 @@ func TestOutside3ConcurrentMixedHelpersKeepLimit(t *testing.T) {
 		t.Run(kinds, func(t *testing.T) {
 			for iter := 0; iter < 15 && !t.Failed(); iter++ {
 				q := taskqueue.NewConcurrent(2)
-				g := newO3Gauge("concurrent(2)", 2)
+				g := newGauge("concurrent(2)", 2)
 				ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 				var hs []*taskqueue.Handle
 				for i := 0; i < 4; i++ {
 					hs = append(hs, q.RunAsync(ctx, func(tctx context.Context) error {
-						g.enter("body")
+						g.Enter("body")
 						runtime.Gosched()
-						g.leave()
-						o3Mixed(t, tctx, q, o3Gauges{g}, kinds)
+						g.Leave()
+						o3Mixed(t, tctx, q, testkit.Gauges{g}, kinds)
 						return nil
 					}))
 				}
@@ -857,7 +859,7 @@ func TestOutside3ConcurrentMixedHelpersKeepLimit(t *testing.T) {
 					}
 				}
 				cancel()
-				g.check(t)
+				checkGauges(t, g)
 				if err := q.Close(); err != nil {
 					t.Fatal(err)
 				}
@@ -878,15 +880,15 @@ func TestOutside3SerialMixedHelpersExclusive(t *testing.T) {
 		t.Run(kinds, func(t *testing.T) {
 			for iter := 0; iter < 15 && !t.Failed(); iter++ {
 				q := taskqueue.NewSerial()
-				g := newO3Gauge("serial", 1)
+				g := newGauge("serial", 1)
 				ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 				var hs []*taskqueue.Handle
 				for i := 0; i < 3; i++ {
 					hs = append(hs, q.RunAsync(ctx, func(tctx context.Context) error {
-						g.enter("body")
+						g.Enter("body")
 						runtime.Gosched()
-						g.leave()
-						o3Mixed(t, tctx, q, o3Gauges{g}, kinds)
+						g.Leave()
+						o3Mixed(t, tctx, q, testkit.Gauges{g}, kinds)
 						return nil
 					}))
 				}
@@ -896,7 +898,7 @@ func TestOutside3SerialMixedHelpersExclusive(t *testing.T) {
 					}
 				}
 				cancel()
-				g.check(t)
+				checkGauges(t, g)
 			}
 		})
 	}
@@ -921,17 +923,17 @@ func TestOutside3InPlaceApplyAndRunSyncTakeTurns(t *testing.T) {
 			t.Run(name+"/"+kinds, func(t *testing.T) {
 				for iter := 0; iter < 30 && !t.Failed(); iter++ {
 					q := mk()
-					g := newO3Gauge(name, 1)
+					g := newGauge(name, 1)
 					ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 					h := q.RunAsync(ctx, func(tctx context.Context) error {
-						o3Mixed(t, tctx, q, o3Gauges{g}, kinds)
+						o3Mixed(t, tctx, q, testkit.Gauges{g}, kinds)
 						return nil
 					})
 					if err := h.Wait(ctx); err != nil {
 						t.Errorf("task: %v", err)
 					}
 					cancel()
-					g.check(t)
+					checkGauges(t, g)
 				}
 			})
 		}
@@ -949,15 +951,15 @@ func TestOutside3InPlaceApplyAndRunSyncTakeTurns(t *testing.T) {
 func TestOutside3SerialManyHelpersWaitedFor(t *testing.T) {
 	for iter := 0; iter < 40 && !t.Failed(); iter++ {
 		q := taskqueue.NewSerial()
-		g := newO3Gauge("serial", 1)
+		g := newGauge("serial", 1)
 		var runs atomic.Int64
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		var handles []*taskqueue.Handle
 		for i := 0; i < 6; i++ {
 			handles = append(handles, q.RunAsync(ctx, func(tctx context.Context) error {
-				g.enter("body")
+				g.Enter("body")
 				runtime.Gosched()
-				g.leave()
+				g.Leave()
 				var wg sync.WaitGroup
 				for k := 0; k < 4; k++ {
 					wg.Add(1)
@@ -965,16 +967,16 @@ func TestOutside3SerialManyHelpersWaitedFor(t *testing.T) {
 						defer wg.Done()
 						for r := 0; r < 10; r++ {
 							err := q.RunSync(tctx, func(fctx context.Context) error {
-								g.enter("in-place")
+								g.Enter("in-place")
 								runs.Add(1)
 								runtime.Gosched()
-								g.leave()
+								g.Leave()
 								if r%3 == 0 {
 									// nested, with the inner context
 									return q.RunSync(fctx, func(context.Context) error {
-										g.enter("nested in-place")
+										g.Enter("nested in-place")
 										runs.Add(1)
-										g.leave()
+										g.Leave()
 										return nil
 									})
 								}
@@ -997,7 +999,7 @@ func TestOutside3SerialManyHelpersWaitedFor(t *testing.T) {
 			}
 		}
 		cancel()
-		g.check(t)
+		checkGauges(t, g)
 		if want := int64(6 * 4 * (10 + 4)); runs.Load() != want {
 			t.Errorf("ran %d in-place functions, want %d", runs.Load(), want)
 		}
@@ -1017,15 +1019,15 @@ func TestOutside3SerialManyHelpersWaitedFor(t *testing.T) {
 func TestOutside4InPlaceTurnsSerial(t *testing.T) {
 	for round := 0; round < 20; round++ {
 		q := taskqueue.NewSerial()
-		g := newO3Gauge("serial queue", 1)
+		g := newGauge("serial queue", 1)
 		var ran atomic.Int64
 		body := func(what string) {
-			g.enter(what)
+			g.Enter(what)
 			ran.Add(1)
 			for i := 0; i < 20; i++ {
 				_ = i * i
 			}
-			g.leave()
+			g.Leave()
 		}
 		stop := make(chan struct{})
 		var outside sync.WaitGroup
@@ -1048,8 +1050,8 @@ func TestOutside4InPlaceTurnsSerial(t *testing.T) {
 		}()
 		const loops = 100
 		err := q.RunSync(context.Background(), func(ctx context.Context) error {
-			g.enter("task")
-			g.leave()
+			g.Enter("task")
+			g.Leave()
 			var wg sync.WaitGroup
 			for h := 0; h < 3; h++ {
 				wg.Add(1)
@@ -1089,7 +1091,7 @@ func TestOutside4InPlaceTurnsSerial(t *testing.T) {
 		if err := q.Close(); err != nil {
 			t.Fatal(err)
 		}
-		g.check(t)
+		checkGauges(t, g)
 		if t.Failed() {
 			t.Fatalf("round %d", round)
 		}
@@ -1109,7 +1111,7 @@ func TestOutside4InPlaceTurnsSerial(t *testing.T) {
 func TestOutside4InPlaceTurnsConcurrent(t *testing.T) {
 	for round := 0; round < 20; round++ {
 		q := taskqueue.NewConcurrent(2)
-		qg := newO3Gauge("queue of limit 2", 2)
+		qg := newGauge("queue of limit 2", 2)
 		both := make(chan struct{})
 		var started atomic.Int32
 		// Neither task returns before the helpers of both are done: a slot
@@ -1119,20 +1121,20 @@ func TestOutside4InPlaceTurnsConcurrent(t *testing.T) {
 		helpersOfBoth.Add(2)
 		hs := make([]*taskqueue.Handle, 2)
 		for k := range hs {
-			tg := newO3Gauge("functions in the place of one task", 1)
+			tg := newGauge("functions in the place of one task", 1)
 			hs[k] = q.RunAsync(context.Background(), func(ctx context.Context) error {
 				if started.Add(1) == 2 {
 					close(both)
 				}
 				<-both
 				fn := func(what string) {
-					qg.enter(what)
-					tg.enter(what)
+					qg.Enter(what)
+					tg.Enter(what)
 					for i := 0; i < 30; i++ {
 						_ = i * i
 					}
-					tg.leave()
-					qg.leave()
+					tg.Leave()
+					qg.Leave()
 				}
 				var wg sync.WaitGroup
 				wg.Add(3)
@@ -1160,7 +1162,7 @@ func TestOutside4InPlaceTurnsConcurrent(t *testing.T) {
 				wg.Wait()
 				helpersOfBoth.Done()
 				helpersOfBoth.Wait()
-				tg.check(t)
+				checkGauges(t, tg)
 				return nil
 			})
 		}
@@ -1172,7 +1174,7 @@ func TestOutside4InPlaceTurnsConcurrent(t *testing.T) {
 		if err := q.Close(); err != nil {
 			t.Fatal(err)
 		}
-		qg.check(t)
+		checkGauges(t, qg)
 		if t.Failed() {
 			t.Fatalf("round %d", round)
 		}
@@ -1185,7 +1187,10 @@ func TestOutsideInPlaceHelpersTakeTurnsConcurrent(t *testing.T) {
 	q := taskqueue.NewConcurrent(2)
 	ctx := context.Background()
 	var running, maxRunning atomic.Int32
-	var perTask [4]exclusive
+	var perTask [4]*testkit.Gauge
+	for i := range perTask {
+		perTask[i] = newGauge(fmt.Sprintf("functions in the place of task %d", i), 1)
+	}
 	note := func() func() {
 		r := running.Add(1)
 		for {
@@ -1206,12 +1211,12 @@ func TestOutsideInPlaceHelpersTakeTurnsConcurrent(t *testing.T) {
 					defer wg.Done()
 					for range 50 {
 						if err := q.RunSync(tctx, func(ictx context.Context) error {
-							perTask[ti].enter()
+							perTask[ti].Enter("function")
 							done := note()
 							// nested call with the inner context also runs in place
 							err := q.RunSync(ictx, func(context.Context) error { return nil })
 							done()
-							perTask[ti].leave()
+							perTask[ti].Leave()
 							return err
 						}); err != nil {
 							t.Error(err)
@@ -1231,9 +1236,7 @@ func TestOutsideInPlaceHelpersTakeTurnsConcurrent(t *testing.T) {
 	}
 	q.Close()
 	for i := range perTask {
-		if n := perTask[i].overlap.Load(); n != 0 {
-			t.Errorf("task %d: %d in-place functions overlapped", i, n)
-		}
+		checkGauges(t, perTask[i])
 	}
 	if m := maxRunning.Load(); m > 2 {
 		t.Errorf("%d in-place functions ran at once on a queue of limit 2", m)
@@ -1250,7 +1253,7 @@ func TestOutsideInPlaceHelpersTakeTurnsConcurrent(t *testing.T) {
 func TestOutside3SerialHelpersRaceTaskReturn(t *testing.T) {
 	for iter := 0; iter < 150 && !t.Failed(); iter++ {
 		q := taskqueue.NewSerial()
-		own := newO3Owners()
+		own := newOwners()
 		var helpers sync.WaitGroup
 		var lost, twice atomic.Int64
 		ctx := context.Background()
@@ -1296,7 +1299,7 @@ func TestOutside3SerialHelpersRaceTaskReturn(t *testing.T) {
 			}
 			cancel()
 		}
-		o3WaitGroup(t, &helpers, 20*time.Second, "helpers")
+		waitOrFail(t, &helpers, 20*time.Second, "helpers")
 		own.check(t)
 		if lost.Load() != 0 || twice.Load() != 0 {
 			t.Errorf("RunSync returned nil without running f %d times; ran f twice %d times", lost.Load(), twice.Load())
@@ -1322,16 +1325,16 @@ func TestOutside3SerialHelpersRaceTaskReturn(t *testing.T) {
 func TestNestedCallsRaceTheTaskEnd(t *testing.T) {
 	q := taskqueue.NewSerial()
 	ctx := context.Background()
-	var ex exclusive
+	ex := newGauge("serial queue", 1)
 	var calls, ran atomic.Int64
 	var wg sync.WaitGroup
 	body := func(context.Context) error {
-		ex.enter()
+		ex.Enter("function")
 		ran.Add(1)
 		for range 3 {
 			runtime.Gosched() // stay a while, so that other work could come in
 		}
-		ex.leave()
+		ex.Leave()
 		return nil
 	}
 	const tasks, helpers = 400, 3
@@ -1354,74 +1357,8 @@ func TestNestedCallsRaceTheTaskEnd(t *testing.T) {
 	}
 	wg.Wait()
 	q.Close()
-	if n := ex.overlap.Load(); n != 0 {
-		t.Errorf("%d functions of a serial queue overlapped", n)
-	}
+	checkGauges(t, ex)
 	if got, want := ran.Load(), calls.Load()+tasks; got != want {
 		t.Errorf("%d functions ran; want %d", got, want)
 	}
-}
-
-func o4InPlaceWhileLentSlotBusy(t *testing.T, call func(context.Context, *taskqueue.Queue, func()) error) {
-	synctest.Test(t, func(t *testing.T) {
-		T := taskqueue.NewSerial()
-		A := taskqueue.NewSerial(taskqueue.WithTarget(T))
-		B := taskqueue.NewSerial(taskqueue.WithTarget(T))
-		g := newO3Gauge("target of one slot", 1)
-		err := A.RunSync(context.Background(), func(ctx context.Context) error {
-			xIn := make(chan struct{})
-			xRelease := make(chan struct{})
-			hx := B.RunAsync(context.Background(), func(context.Context) error {
-				g.enter("B's task X")
-				close(xIn)
-				<-xRelease
-				g.leave()
-				return nil
-			})
-			waitDone := make(chan error, 1)
-			go func() { waitDone <- hx.Wait(ctx) }()
-			<-xIn
-			c2, cancel := context.WithCancel(ctx)
-			var ran bool
-			var callErr error
-			callDone := make(chan struct{})
-			go func() {
-				defer close(callDone)
-				callErr = call(c2, T, func() { g.enter("in place on T"); ran = true; g.leave() })
-			}()
-			synctest.Wait()
-			select {
-			case <-callDone:
-				t.Errorf("in-place call returned (%v, ran %v) while X ran on the lent slot", callErr, ran)
-			default:
-			}
-			cancel()
-			synctest.Wait()
-			select {
-			case <-callDone:
-				if ran || callErr != context.Canceled {
-					t.Errorf("canceled in-place call: ran %v, returned %v", ran, callErr)
-				}
-			default:
-				t.Errorf("in-place call still waits after its context was canceled")
-			}
-			close(xRelease)
-			if err := <-waitDone; err != nil {
-				t.Errorf("Wait for X: %v", err)
-			}
-			<-callDone
-			if ran || callErr != context.Canceled {
-				t.Errorf("in-place call canceled before it could start, once X ended: ran %v, returned %v; want not run, context.Canceled", ran, callErr)
-			}
-			ran3 := false
-			if err := T.RunSync(ctx, func(context.Context) error { g.enter("in place after X"); ran3 = true; g.leave(); return nil }); err != nil || !ran3 {
-				t.Errorf("in-place call after X: %v, ran %v", err, ran3)
-			}
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		g.check(t)
-	})
 }

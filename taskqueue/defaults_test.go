@@ -9,6 +9,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/taskqueue-go/taskqueue/internal/testkit"
 	"github.com/taskqueue-go/taskqueue/taskqueue"
 )
 
@@ -69,7 +70,7 @@ func TestDefaultQueues(t *testing.T) {
 			call = "Shutdown"
 		}
 		want := "taskqueue: " + call + " of a default queue, which is shared"
-		if got := fmt.Sprint(panicValue(f)); got != want {
+		if got := fmt.Sprint(testkit.PanicValue(f)); got != want {
 			t.Errorf("%s panicked with %q; want %q", name, got, want)
 		}
 	}

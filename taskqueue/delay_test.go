@@ -12,6 +12,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/taskqueue-go/taskqueue/internal/testkit"
 	"github.com/taskqueue-go/taskqueue/taskqueue"
 )
 
@@ -257,7 +258,7 @@ func TestRunAfterContextWatched(t *testing.T) {
 func TestRunAfterHoldsNoGoroutine(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		q := taskqueue.NewConcurrent(4)
-		before := bubbleGoroutines()
+		before := testkit.BubbleGoroutines()
 		var ran atomic.Int32
 		for i := range 1000 {
 			q.RunAfter(t.Context(), time.Duration(i+1)*time.Millisecond, func(context.Context) error {
@@ -266,7 +267,7 @@ func TestRunAfterHoldsNoGoroutine(t *testing.T) {
 			})
 		}
 		synctest.Wait()
-		if after := bubbleGoroutines(); after != before {
+		if after := testkit.BubbleGoroutines(); after != before {
 			t.Errorf("%d goroutines with 1000 delayed tasks; want %d, as before", after, before)
 		}
 		q.Close()

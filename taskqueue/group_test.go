@@ -193,7 +193,7 @@ func TestGroupCancelOnErrorConcurrent(t *testing.T) {
 func TestGroupPanic(t *testing.T) {
 	forEachKind(t, func(t *testing.T, k queueKind) {
 		var p panics
-		g := taskqueue.NewGroup(t.Context(), k.new(p.handler()))
+		g := taskqueue.NewGroup(t.Context(), k.new(taskqueue.WithPanicHandler(p.Add)))
 		errBoom := errors.New("boom")
 		g.Go(func(context.Context) error { return nil })
 		g.Go(func(context.Context) error { panic(errBoom) })
@@ -203,7 +203,7 @@ func TestGroupPanic(t *testing.T) {
 		if !errors.As(err, &pe) || !errors.Is(err, errBoom) || !errors.Is(err, taskqueue.ErrGoexit) {
 			t.Fatalf("Wait() = %v; want a *PanicError wrapping boom and ErrGoexit", err)
 		}
-		if got := p.take(); len(got) != 0 {
+		if got := p.Take(); len(got) != 0 {
 			t.Errorf("handler got %v; want nothing: Wait returns the member's panic", got)
 		}
 	})
@@ -213,7 +213,7 @@ func TestGroupPanic(t *testing.T) {
 func TestGroupPanicCancels(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var p panics
-		g := taskqueue.NewGroup(t.Context(), taskqueue.NewSerial(p.handler()), taskqueue.WithCancelOnError())
+		g := taskqueue.NewGroup(t.Context(), taskqueue.NewSerial(taskqueue.WithPanicHandler(p.Add)), taskqueue.WithCancelOnError())
 		var ran atomic.Int32
 		g.Go(func(context.Context) error { panic("x") })
 		g.Go(func(context.Context) error { ran.Add(1); return nil })
@@ -224,7 +224,7 @@ func TestGroupPanicCancels(t *testing.T) {
 		if ran.Load() != 0 {
 			t.Error("a member ran after the panic")
 		}
-		p.take()
+		p.Take()
 	})
 }
 
@@ -400,7 +400,7 @@ func TestGroupCloseNow(t *testing.T) {
 func TestGroupStats(t *testing.T) {
 	forEachKind(t, func(t *testing.T, k queueKind) {
 		var p panics
-		q := k.new(p.handler())
+		q := k.new(taskqueue.WithPanicHandler(p.Add))
 		g := taskqueue.NewGroup(t.Context(), q)
 		for i := range 1000 {
 			g.Go(func(context.Context) error {
@@ -426,7 +426,7 @@ func TestGroupStats(t *testing.T) {
 		if got != want {
 			t.Errorf("Stats() = %+v; want %+v", got, want)
 		}
-		p.take()
+		p.Take()
 	})
 }
 
@@ -453,7 +453,7 @@ func TestGroupMisuse(t *testing.T) {
 			})
 		}, "taskqueue: Group.Wait from a task of the serial queue it waits for, which would wait for itself"},
 	} {
-		v := panicValue(c.f)
+		v := testkit.PanicValue(c.f)
 		if pe, ok := v.(*taskqueue.PanicError); ok {
 			v = pe.Value // re-panicked by RunSync
 		}

@@ -1,18 +1,17 @@
 package taskqueue_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"runtime"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"github.com/taskqueue-go/taskqueue/internal/testkit"
 	"github.com/taskqueue-go/taskqueue/taskqueue"
 )
 
@@ -50,27 +49,9 @@ func forEachKind(t *testing.T, test func(t *testing.T, k queueKind)) {
 	}
 }
 
-// panics collects the panics a queue's handler receives.
-type panics struct {
-	mu  sync.Mutex
-	got []*taskqueue.PanicError
-}
-
-func (p *panics) handler() taskqueue.Option {
-	return taskqueue.WithPanicHandler(func(e *taskqueue.PanicError) {
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		p.got = append(p.got, e)
-	})
-}
-
-func (p *panics) take() []*taskqueue.PanicError {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	got := p.got
-	p.got = nil
-	return got
-}
+// panics collects the panics that a queue's handler receives: give
+// taskqueue.WithPanicHandler(p.Add) to the queue.
+type panics = testkit.Panics[*taskqueue.PanicError]
 
 // block submits tasks that take every slot of q until the returned function
 // is called, and waits until they run.
@@ -82,13 +63,6 @@ func block(t *testing.T, q *taskqueue.Queue) (release func()) {
 	}
 	synctest.Wait()
 	return func() { close(gate) }
-}
-
-// panicValue runs f and returns what it panicked with, or nil.
-func panicValue(f func()) (v any) {
-	defer func() { v = recover() }()
-	f()
-	return nil
 }
 
 // onCallerStack reports whether the calling goroutine's stack holds a frame of
@@ -117,102 +91,29 @@ func liveHeap() int64 {
 	return int64(m.HeapAlloc)
 }
 
-// bubbleGoroutines returns the number of goroutines in the calling
-// goroutine's testing/synctest bubble, the caller included, from the headers
-// of a dump of every goroutine ("goroutine 21 [running, synctest bubble 1]:"):
-// runtime.NumGoroutine counts the whole process, where goroutines of earlier
-// tests may still be ending. It panics if the caller is not in a bubble.
-func bubbleGoroutines() int {
-	buf := make([]byte, 1<<20)
-	for {
-		n := runtime.Stack(buf, true)
-		if n < len(buf) {
-			buf = buf[:n]
-			break
-		}
-		buf = make([]byte, 2*len(buf))
-	}
-	first, _, _ := bytes.Cut(buf, []byte("\n")) // the caller's stack comes first
-	i := bytes.Index(first, []byte(", synctest bubble "))
-	if i < 0 {
-		panic("bubbleGoroutines called outside a synctest bubble")
-	}
-	tag := first[i:]
-	count := 0
-	for line := range bytes.Lines(buf) {
-		if bytes.HasPrefix(line, []byte("goroutine ")) && bytes.Contains(line, tag) {
-			count++
-		}
-	}
-	return count
+// newGauge returns a gauge of the functions that run at once on a queue
+// (or a set of queues), which notes the first time they are more than limit.
+func newGauge(name string, limit int) *testkit.Gauge {
+	return &testkit.Gauge{Name: name, Limit: int64(limit)}
 }
 
-// o3Gauge counts the functions of a queue that execute at once (not those
-// blocked in a wait of the library or for their own helpers) and remembers
-// the first time the count went over the limit.
-type o3Gauge struct {
-	name  string
-	limit int64
-	cur   atomic.Int64
-	max   atomic.Int64
-	over  atomic.Value // string
-}
-
-func newO3Gauge(name string, limit int) *o3Gauge {
-	return &o3Gauge{name: name, limit: int64(limit)}
-}
-
-func (g *o3Gauge) enter(what string) {
-	n := g.cur.Add(1)
-	for {
-		m := g.max.Load()
-		if n <= m || g.max.CompareAndSwap(m, n) {
-			break
-		}
-	}
-	if n > g.limit {
-		g.over.CompareAndSwap(nil, fmt.Sprintf("%s: %d functions at once (limit %d), entering %s", g.name, n, g.limit, what))
-	}
-}
-
-func (g *o3Gauge) leave() { g.cur.Add(-1) }
-
-func (g *o3Gauge) check(t *testing.T) {
-	t.Helper()
-	if s, ok := g.over.Load().(string); ok {
-		t.Error(s)
-	}
-}
-
-// o3Gauges enters and leaves several gauges together: those of a queue and of
-// each of its targets.
-type o3Gauges []*o3Gauge
-
-func (gs o3Gauges) enter(what string) {
-	for _, g := range gs {
-		g.enter(what)
-	}
-}
-
-func (gs o3Gauges) leave() {
-	for _, g := range gs {
-		g.leave()
-	}
-}
-
-func (gs o3Gauges) check(t *testing.T) {
+// checkGauges fails t with the report of each gauge that went over its
+// limit.
+func checkGauges(t *testing.T, gs ...*testkit.Gauge) {
 	t.Helper()
 	for _, g := range gs {
-		g.check(t)
+		if over := g.Over(); over != "" {
+			t.Error(over)
+		}
 	}
 }
 
-// o3Owners checks a serial queue with helpers: a task's body and the functions
+// owners checks a serial queue with helpers: a task's body and the functions
 // its helpers run with its context may overlap each other, but nothing of one
 // owner (a task) may overlap anything of another, and two helper functions
 // never overlap, whoever owns them (in place they take turns, as outsiders
 // they are tasks of a serial queue).
-type o3Owners struct {
+type owners struct {
 	mu      sync.Mutex
 	bodies  map[int]int
 	helpers map[int]int
@@ -220,11 +121,11 @@ type o3Owners struct {
 	bad     string
 }
 
-func newO3Owners() *o3Owners {
-	return &o3Owners{bodies: map[int]int{}, helpers: map[int]int{}}
+func newOwners() *owners {
+	return &owners{bodies: map[int]int{}, helpers: map[int]int{}}
 }
 
-func (o *o3Owners) enter(helper bool, owner int) {
+func (o *owners) enter(helper bool, owner int) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	for k, n := range o.bodies {
@@ -248,7 +149,7 @@ func (o *o3Owners) enter(helper bool, owner int) {
 	}
 }
 
-func (o *o3Owners) leave(helper bool, owner int) {
+func (o *owners) leave(helper bool, owner int) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if helper {
@@ -259,7 +160,7 @@ func (o *o3Owners) leave(helper bool, owner int) {
 	}
 }
 
-func (o *o3Owners) check(t *testing.T) {
+func (o *owners) check(t *testing.T) {
 	t.Helper()
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -268,8 +169,8 @@ func (o *o3Owners) check(t *testing.T) {
 	}
 }
 
-// o3WaitGroup waits for wg, failing the test after d: a hang is a failure.
-func o3WaitGroup(t *testing.T, wg *sync.WaitGroup, d time.Duration, what string) bool {
+// waitOrFail waits for wg, failing the test after d: a hang is a failure.
+func waitOrFail(t *testing.T, wg *sync.WaitGroup, d time.Duration, what string) bool {
 	t.Helper()
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
@@ -281,20 +182,6 @@ func o3WaitGroup(t *testing.T, wg *sync.WaitGroup, d time.Duration, what string)
 		return false
 	}
 }
-
-// exclusive records entries into a critical section and fails when two overlap.
-type exclusive struct {
-	in      atomic.Int32
-	overlap atomic.Int32
-}
-
-func (e *exclusive) enter() {
-	if e.in.Add(1) != 1 {
-		e.overlap.Add(1)
-	}
-}
-
-func (e *exclusive) leave() { e.in.Add(-1) }
 
 func mustPanic(t *testing.T, name, want string, f func()) {
 	t.Helper()

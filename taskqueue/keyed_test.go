@@ -12,6 +12,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/taskqueue-go/taskqueue/internal/testkit"
 	"github.com/taskqueue-go/taskqueue/taskqueue"
 )
 
@@ -445,7 +446,7 @@ func TestKeyedAndZeroValueMisuse(t *testing.T) {
 		},
 			"taskqueue: Handle.Then on a nil Handle"},
 	} {
-		if got := fmt.Sprint(panicValue(c.f)); got != c.want {
+		if got := fmt.Sprint(testkit.PanicValue(c.f)); got != c.want {
 			t.Errorf("%s panicked with %q; want %q", c.name, got, c.want)
 		}
 	}

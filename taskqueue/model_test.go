@@ -622,11 +622,11 @@ func (r *run) submit(s step) {
 	goBody := goBody(s.body)
 	switch s.form {
 	case formGo:
-		if q.Go(func() { r.body(nil, id, s.q, goBody, seq) }) != nil {
+		if q.Go(func() { r.body(context.Background(), id, s.q, goBody, seq) }) != nil {
 			r.noSeq(s.q, seq)
 		}
 	case formTryGo:
-		if !q.TryGo(func() { r.body(nil, id, s.q, goBody, -1) }) {
+		if !q.TryGo(func() { r.body(context.Background(), id, s.q, goBody, -1) }) {
 			r.unsubmit(s.q)
 		}
 	case formRunAsync:
@@ -670,9 +670,9 @@ func (r *run) submitKeyed(s step) {
 	goBody := goBody(s.body)
 	switch s.form {
 	case formGo:
-		r.keyed.Go(s.n, func() { r.body(nil, id, -1, goBody, -1) })
+		r.keyed.Go(s.n, func() { r.body(context.Background(), id, -1, goBody, -1) })
 	case formTryGo:
-		if !r.keyed.TryGo(s.n, func() { r.body(nil, id, -1, goBody, -1) }) {
+		if !r.keyed.TryGo(s.n, func() { r.body(context.Background(), id, -1, goBody, -1) }) {
 			r.unsubmit(-1)
 		}
 	case formRunAsync:
@@ -845,7 +845,7 @@ func (r *run) inner(ctx context.Context, q int, in inner) {
 		r.sideways(ctx, q, in)
 	case innerSubmitOwn:
 		id := r.newID(in.q)
-		if r.queues[in.q].Go(func() { r.body(nil, id, in.q, body{}, -1) }) != nil {
+		if r.queues[in.q].Go(func() { r.body(context.Background(), id, in.q, body{}, -1) }) != nil {
 			return // refused: counted as Rejected
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/taskqueue-go/taskqueue/internal/testkit"
 	"github.com/taskqueue-go/taskqueue/taskqueue"
 )
 
@@ -246,8 +247,8 @@ func TestRunSyncAcrossTheTree(t *testing.T) {
 // tree.
 type o3Tree struct {
 	t, a, b, c, g           *taskqueue.Queue
-	gt, ga, gb, gc, gg      *o3Gauge
-	onT, onA, onB, onC, onG o3Gauges
+	gt, ga, gb, gc, gg      *testkit.Gauge
+	onT, onA, onB, onC, onG testkit.Gauges
 }
 
 func newO3Tree() *o3Tree {
@@ -257,21 +258,19 @@ func newO3Tree() *o3Tree {
 	tr.b = taskqueue.NewSerial(taskqueue.WithTarget(tr.t))
 	tr.c = taskqueue.NewConcurrent(2, taskqueue.WithTarget(tr.t))
 	tr.g = taskqueue.NewSerial(taskqueue.WithTarget(tr.a))
-	tr.gt, tr.ga, tr.gb = newO3Gauge("target", 2), newO3Gauge("serial child A (and its child)", 1), newO3Gauge("serial child B", 1)
-	tr.gc, tr.gg = newO3Gauge("concurrent child C", 2), newO3Gauge("grandchild G", 1)
-	tr.onT = o3Gauges{tr.gt}
-	tr.onA = o3Gauges{tr.ga, tr.gt}
-	tr.onB = o3Gauges{tr.gb, tr.gt}
-	tr.onC = o3Gauges{tr.gc, tr.gt}
-	tr.onG = o3Gauges{tr.gg, tr.ga, tr.gt}
+	tr.gt, tr.ga, tr.gb = newGauge("target", 2), newGauge("serial child A (and its child)", 1), newGauge("serial child B", 1)
+	tr.gc, tr.gg = newGauge("concurrent child C", 2), newGauge("grandchild G", 1)
+	tr.onT = testkit.Gauges{tr.gt}
+	tr.onA = testkit.Gauges{tr.ga, tr.gt}
+	tr.onB = testkit.Gauges{tr.gb, tr.gt}
+	tr.onC = testkit.Gauges{tr.gc, tr.gt}
+	tr.onG = testkit.Gauges{tr.gg, tr.ga, tr.gt}
 	return tr
 }
 
 func (tr *o3Tree) check(t *testing.T) {
 	t.Helper()
-	for _, g := range []*o3Gauge{tr.gt, tr.ga, tr.gb, tr.gc, tr.gg} {
-		g.check(t)
-	}
+	checkGauges(t, tr.gt, tr.ga, tr.gb, tr.gc, tr.gg)
 }
 
 // A task of a serial child starts helpers that, with its context and at the
@@ -289,16 +288,16 @@ func (tr *o3Tree) check(t *testing.T) {
 func TestOutside3TreeHelpersLendAndRunInPlace(t *testing.T) {
 	type job struct {
 		name string
-		on   func(tr *o3Tree) (*taskqueue.Queue, o3Gauges)
+		on   func(tr *o3Tree) (*taskqueue.Queue, testkit.Gauges)
 		kind string
 	}
 	jobs := []job{
-		{"RunSync on target", func(tr *o3Tree) (*taskqueue.Queue, o3Gauges) { return tr.t, tr.onT }, "s"},
-		{"RunSync on grandchild", func(tr *o3Tree) (*taskqueue.Queue, o3Gauges) { return tr.g, tr.onG }, "s"},
-		{"Wait on sibling B", func(tr *o3Tree) (*taskqueue.Queue, o3Gauges) { return tr.b, tr.onB }, "w"},
-		{"Group.Wait on sibling C", func(tr *o3Tree) (*taskqueue.Queue, o3Gauges) { return tr.c, tr.onC }, "g"},
-		{"Map on sibling C", func(tr *o3Tree) (*taskqueue.Queue, o3Gauges) { return tr.c, tr.onC }, "m"},
-		{"Wait on target", func(tr *o3Tree) (*taskqueue.Queue, o3Gauges) { return tr.t, tr.onT }, "w"},
+		{"RunSync on target", func(tr *o3Tree) (*taskqueue.Queue, testkit.Gauges) { return tr.t, tr.onT }, "s"},
+		{"RunSync on grandchild", func(tr *o3Tree) (*taskqueue.Queue, testkit.Gauges) { return tr.g, tr.onG }, "s"},
+		{"Wait on sibling B", func(tr *o3Tree) (*taskqueue.Queue, testkit.Gauges) { return tr.b, tr.onB }, "w"},
+		{"Group.Wait on sibling C", func(tr *o3Tree) (*taskqueue.Queue, testkit.Gauges) { return tr.c, tr.onC }, "g"},
+		{"Map on sibling C", func(tr *o3Tree) (*taskqueue.Queue, testkit.Gauges) { return tr.c, tr.onC }, "m"},
+		{"Wait on target", func(tr *o3Tree) (*taskqueue.Queue, testkit.Gauges) { return tr.t, tr.onT }, "w"},
 	}
 	// every pair of jobs, run by two helpers of one task at once
 	for i := range jobs {
@@ -312,23 +311,23 @@ func TestOutside3TreeHelpersLendAndRunInPlace(t *testing.T) {
 					// busy work on the siblings, so that slots are scarce
 					for k := 0; k < 3; k++ {
 						hs = append(hs, tr.b.RunAsync(ctx, func(context.Context) error {
-							tr.onB.enter("B task")
+							tr.onB.Enter("B task")
 							runtime.Gosched()
-							tr.onB.leave()
+							tr.onB.Leave()
 							return nil
 						}))
 						hs = append(hs, tr.c.RunAsync(ctx, func(context.Context) error {
-							tr.onC.enter("C task")
+							tr.onC.Enter("C task")
 							runtime.Gosched()
-							tr.onC.leave()
+							tr.onC.Leave()
 							return nil
 						}))
 					}
 					for k := 0; k < 3; k++ {
 						hs = append(hs, tr.a.RunAsync(ctx, func(tctx context.Context) error {
-							tr.onA.enter("A task")
+							tr.onA.Enter("A task")
 							runtime.Gosched()
-							tr.onA.leave()
+							tr.onA.Leave()
 							var wg sync.WaitGroup
 							for _, jb := range []job{j1, j2} {
 								wg.Add(1)
@@ -355,8 +354,6 @@ func TestOutside3TreeHelpersLendAndRunInPlace(t *testing.T) {
 	}
 }
 
-type o3TreeOne struct{ t, a, b, c *taskqueue.Queue }
-
 // Helpers on a tree that runs one function at a time: a target of limit 1
 // with serial children A and B. Tasks of A and B start helpers that call
 // RunSync with the task's context on the target and on their own queue, and
@@ -372,7 +369,7 @@ func TestOutside3TreeHelpersRaceTaskReturn(t *testing.T) {
 		a := taskqueue.NewSerial(taskqueue.WithTarget(root))
 		b := taskqueue.NewSerial(taskqueue.WithTarget(root))
 		qs := []*taskqueue.Queue{root, a, b}
-		own := newO3Owners()
+		own := newOwners()
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		var hs []*taskqueue.Handle
 		for i := 1; i <= 12; i++ {
@@ -438,36 +435,36 @@ func TestOutside3TreeRunSyncOnSiblingKeepsSlot(t *testing.T) {
 			root := taskqueue.NewConcurrent(1)
 			a := taskqueue.NewSerial(taskqueue.WithTarget(root))
 			b := taskqueue.NewSerial(taskqueue.WithTarget(root))
-			g := newO3Gauge("target of limit 1", 1)
+			g := newGauge("target of limit 1", 1)
 			ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 			defer cancel()
 			release, inB := make(chan struct{}), make(chan struct{})
 			hb := b.RunAsync(ctx, func(tctx context.Context) error {
 				if err := a.RunSync(tctx, func(context.Context) error {
-					g.enter("in place on A")
-					g.leave()
+					g.Enter("in place on A")
+					g.Leave()
 					return nil
 				}); err != nil {
 					return err
 				}
-				g.enter("B task")
+				g.Enter("B task")
 				close(inB)
 				<-release
-				g.leave()
+				g.Leave()
 				return nil
 			})
 			var ha *taskqueue.Handle
 			if when == "A task queued before" {
 				<-inB
 				ha = a.RunAsync(ctx, func(context.Context) error {
-					g.enter("A task")
-					g.leave()
+					g.Enter("A task")
+					g.Leave()
 					return nil
 				})
 			} else {
 				ha = a.RunAsync(ctx, func(context.Context) error {
-					g.enter("A task")
-					g.leave()
+					g.Enter("A task")
+					g.Leave()
 					return nil
 				})
 				<-inB
@@ -482,7 +479,7 @@ func TestOutside3TreeRunSyncOnSiblingKeepsSlot(t *testing.T) {
 			if err := ha.Wait(ctx); err != nil {
 				t.Errorf("A task: %v", err)
 			}
-			g.check(t)
+			checkGauges(t, g)
 		})
 	}
 }
@@ -504,9 +501,9 @@ func TestOutside4IdleSiblingInPlace(t *testing.T) {
 			T := taskqueue.NewConcurrent(2)
 			A := taskqueue.NewSerial(taskqueue.WithTarget(T))
 			B := taskqueue.NewSerial(taskqueue.WithTarget(T))
-			tg := newO3Gauge("target of two slots", 2)
-			bg := newO3Gauge("serial sibling B", 1)
-			pg := newO3Gauge("functions in the place of A's task", 1)
+			tg := newGauge("target of two slots", 2)
+			bg := newGauge("serial sibling B", 1)
+			pg := newGauge("functions in the place of A's task", 1)
 			var bTasks sync.WaitGroup
 			var bRan atomic.Int32
 			err := A.RunSync(context.Background(), func(ctx context.Context) error {
@@ -517,19 +514,19 @@ func TestOutside4IdleSiblingInPlace(t *testing.T) {
 						defer wg.Done()
 						for j := 0; j < 4; j++ {
 							err := B.RunSync(ctx, func(context.Context) error {
-								gs := o3Gauges{tg, bg, pg}
-								gs.enter("B.RunSync from A's task")
+								gs := testkit.Gauges{tg, bg, pg}
+								gs.Enter("B.RunSync from A's task")
 								bTasks.Add(1)
 								B.Go(func() {
-									gs := o3Gauges{tg, bg}
-									gs.enter("B's task")
+									gs := testkit.Gauges{tg, bg}
+									gs.Enter("B's task")
 									bRan.Add(1)
 									time.Sleep(time.Millisecond) // fake time: every other goroutine runs meanwhile
-									gs.leave()
+									gs.Leave()
 									bTasks.Done()
 								})
 								time.Sleep(time.Millisecond) // fake time: every other goroutine runs meanwhile
-								gs.leave()
+								gs.Leave()
 								return nil
 							})
 							if err != nil {
@@ -551,7 +548,7 @@ func TestOutside4IdleSiblingInPlace(t *testing.T) {
 			if bRan.Load() != 12 {
 				t.Errorf("B ran %d tasks, want 12", bRan.Load())
 			}
-			o3Gauges{tg, bg, pg}.check(t)
+			checkGauges(t, tg, bg, pg)
 		})
 		if t.Failed() {
 			t.Fatalf("round %d", round)

@@ -13,6 +13,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/taskqueue-go/taskqueue/internal/testkit"
 	"github.com/taskqueue-go/taskqueue/taskqueue"
 )
 
@@ -426,7 +427,7 @@ func TestConstructorAndNilPanics(t *testing.T) {
 		{"RunSync[int](nil)", func() { taskqueue.RunSync[int](context.Background(), q, nil) }, "taskqueue: RunSync with a nil function"},
 		{"RunAfter[int](nil)", func() { taskqueue.RunAfter[int](context.Background(), q, 1, nil) }, "taskqueue: RunAfter with a nil function"},
 	} {
-		if got := fmt.Sprint(panicValue(c.f)); got != c.want {
+		if got := fmt.Sprint(testkit.PanicValue(c.f)); got != c.want {
 			t.Errorf("%s panicked with %q; want %q", c.name, got, c.want)
 		}
 	}
@@ -552,13 +553,13 @@ func TestZeroGroupsAndThenPanic(t *testing.T) {
 // goroutines the task starts with its context, RunBarrier and TryGo.
 func TestOutsideSerialExclusiveUnderMixedSubmissions(t *testing.T) {
 	q := taskqueue.NewSerial()
-	var ex exclusive
+	ex := newGauge("serial queue", 1)
 	var ran atomic.Int64
 	body := func() {
-		ex.enter()
+		ex.Enter("function")
 		ran.Add(1)
 		runtime.Gosched()
-		ex.leave()
+		ex.Leave()
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -632,9 +633,7 @@ func TestOutsideSerialExclusiveUnderMixedSubmissions(t *testing.T) {
 	if err := q.Shutdown(ctx); err != nil {
 		t.Fatalf("Shutdown: %v", err)
 	}
-	if n := ex.overlap.Load(); n != 0 {
-		t.Errorf("%d functions overlapped on a serial queue", n)
-	}
+	checkGauges(t, ex)
 	if ran.Load() != expect.Load() {
 		t.Errorf("ran %d functions, want %d", ran.Load(), expect.Load())
 	}
@@ -661,15 +660,15 @@ func TestOutside4MixedExactlyOnce(t *testing.T) {
 				} else {
 					q = taskqueue.NewConcurrent(limit, taskqueue.WithPanicHandler(func(*taskqueue.PanicError) {}))
 				}
-				g := newO3Gauge("queue", limit)
+				g := newGauge("queue", limit)
 				var bad atomic.Value
 				fail := func(s string) { bad.CompareAndSwap(nil, s) }
 				var barrierAlone atomic.Bool
 				barrierAlone.Store(true)
 				body := func(what string) {
-					g.enter(what)
+					g.Enter(what)
 					runtime.Gosched()
-					g.leave()
+					g.Leave()
 				}
 				// check runs one call whose function marks it ran, and checks
 				// that it ran exactly when the call reports nil.
@@ -712,7 +711,7 @@ func TestOutside4MixedExactlyOnce(t *testing.T) {
 								hran = append(hran, ran)
 								hs = append(hs, q.RunBarrier(context.Background(), func(context.Context) error {
 									ran.Add(1)
-									if g.cur.Load() != 0 {
+									if g.Now() != 0 {
 										barrierAlone.Store(false)
 									}
 									body("barrier")
@@ -760,7 +759,7 @@ func TestOutside4MixedExactlyOnce(t *testing.T) {
 				if err := q.Close(); err != nil {
 					t.Fatal(err)
 				}
-				g.check(t)
+				checkGauges(t, g)
 				if v := bad.Load(); v != nil {
 					t.Fatal(v)
 				}

@@ -12,6 +12,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/taskqueue-go/taskqueue/internal/testkit"
 	"github.com/taskqueue-go/taskqueue/taskqueue"
 )
 
@@ -113,7 +114,7 @@ func TestRunSyncContextDone(t *testing.T) {
 func TestPanicAfterRunSyncLeft(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var p panics
-		q := taskqueue.NewSerial(p.handler())
+		q := taskqueue.NewSerial(taskqueue.WithPanicHandler(p.Add))
 		release := block(t, q)
 		ctx, cancel := context.WithCancel(t.Context())
 		started := make(chan struct{})
@@ -136,7 +137,7 @@ func TestPanicAfterRunSyncLeft(t *testing.T) {
 		}
 		close(proceed)
 		synctest.Wait()
-		if got := p.take(); len(got) != 1 || got[0].Value != "late" {
+		if got := p.Take(); len(got) != 1 || got[0].Value != "late" {
 			t.Errorf("handler got %v; want the late panic", got)
 		}
 	})
@@ -294,7 +295,7 @@ func TestRunSyncOnAClosedQueueFromATask(t *testing.T) {
 // o3TaskWithHelpers runs on q one task whose n helpers call RunSync with its
 // context, each after ready is closed, and returns the task's handle and how
 // many helper functions ran; gauge g counts what executes.
-func o3TaskWithHelpers(t *testing.T, ctx context.Context, q *taskqueue.Queue, g *o3Gauge, n int, started chan<- struct{}, ready <-chan struct{}) (*taskqueue.Handle, *atomic.Int64) {
+func o3TaskWithHelpers(t *testing.T, ctx context.Context, q *taskqueue.Queue, g *testkit.Gauge, n int, started chan<- struct{}, ready <-chan struct{}) (*taskqueue.Handle, *atomic.Int64) {
 	var ran atomic.Int64
 	h := q.RunAsync(ctx, func(tctx context.Context) error {
 		close(started)
@@ -305,10 +306,10 @@ func o3TaskWithHelpers(t *testing.T, ctx context.Context, q *taskqueue.Queue, g 
 			go func() {
 				defer wg.Done()
 				if err := q.RunSync(tctx, func(context.Context) error {
-					g.enter("in place")
+					g.Enter("in place")
 					ran.Add(1)
 					runtime.Gosched()
-					g.leave()
+					g.Leave()
 					return nil
 				}); err != nil {
 					t.Errorf("helper RunSync: %v", err)
@@ -337,15 +338,15 @@ func TestOutside3InPlaceHelpersWhileSuspendedOrClosed(t *testing.T) {
 				if kind != "serial" {
 					q, limit = taskqueue.NewConcurrent(2), 2
 				}
-				g := newO3Gauge(kind, limit)
+				g := newGauge(kind, limit)
 				ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 				defer cancel()
 				started, ready := make(chan struct{}), make(chan struct{})
 				h, ran := o3TaskWithHelpers(t, ctx, q, g, 8, started, ready)
 				// a second task queued behind, which CloseNow cancels
 				h2 := q.RunAsync(ctx, func(context.Context) error {
-					g.enter("queued task")
-					g.leave()
+					g.Enter("queued task")
+					g.Leave()
 					return nil
 				})
 				<-started
@@ -369,7 +370,7 @@ func TestOutside3InPlaceHelpersWhileSuspendedOrClosed(t *testing.T) {
 				} else if err := h2.Wait(ctx); kind == "serial" && !errors.Is(err, taskqueue.ErrClosed) {
 					t.Errorf("queued task after CloseNow: %v, want ErrClosed", err)
 				}
-				g.check(t)
+				checkGauges(t, g)
 			})
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/taskqueue-go/taskqueue/internal/testkit"
 	"github.com/taskqueue-go/taskqueue/taskqueue"
 )
 
@@ -131,7 +132,7 @@ func TestShutdownFromOwnTaskPanics(t *testing.T) {
 		q := k.new()
 		var msg any
 		q.RunSync(t.Context(), func(ctx context.Context) error {
-			msg = panicValue(func() { q.Shutdown(ctx) })
+			msg = testkit.PanicValue(func() { q.Shutdown(ctx) })
 			return nil
 		})
 		if want := "taskqueue: Shutdown from a task of the queue, which would wait for itself"; fmt.Sprint(msg) != want {
@@ -447,7 +448,7 @@ func TestOutside3CloseNowRacesInPlaceStatsAddUp(t *testing.T) {
 				t.Errorf("task: %v", err)
 			}
 		}
-		o3WaitGroup(t, &helpers, 15*time.Second, "helpers")
+		waitOrFail(t, &helpers, 15*time.Second, "helpers")
 		if err := q.Shutdown(ctx); err != nil {
 			t.Fatal(err)
 		}

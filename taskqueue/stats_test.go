@@ -15,7 +15,7 @@ func TestStatsOutcomes(t *testing.T) {
 	forEachKind(t, func(t *testing.T, k queueKind) {
 		ctx := context.Background()
 		var p panics
-		q := k.new(p.handler())
+		q := k.new(taskqueue.WithPanicHandler(p.Add))
 		errBoom := errors.New("boom")
 		q.RunAsync(ctx, func(context.Context) error { return nil }).Wait(ctx)
 		q.RunAsync(ctx, func(context.Context) error { return errBoom }).Wait(ctx)

@@ -10,13 +10,14 @@ import (
 	"testing"
 	"testing/synctest"
 
+	"github.com/taskqueue-go/taskqueue/internal/testkit"
 	"github.com/taskqueue-go/taskqueue/taskqueue"
 )
 
 func TestPanics(t *testing.T) {
 	forEachKind(t, func(t *testing.T, k queueKind) {
 		var p panics
-		q := k.new(p.handler())
+		q := k.new(taskqueue.WithPanicHandler(p.Add))
 		errBoom := errors.New("boom")
 
 		// A task with a handle that a caller waits for: the caller gets the
@@ -35,19 +36,19 @@ func TestPanics(t *testing.T) {
 		if !strings.Contains(string(pe.Stack), "TestPanics") {
 			t.Errorf("stack does not show the panicking task:\n%s", pe.Stack)
 		}
-		if got := p.take(); len(got) != 0 {
+		if got := p.Take(); len(got) != 0 {
 			t.Errorf("handler got %v; want nothing: the waiting caller got the panic", got)
 		}
 		// A task with a handle that nobody waits for: the handler gets it,
 		// and the handle still reports it.
 		h = q.RunAsync(t.Context(), func(context.Context) error { panic(errBoom) })
 		synctest.Wait()
-		if got := p.take(); len(got) != 1 || !errors.Is(got[0], errBoom) || h.Err() != got[0] {
+		if got := p.Take(); len(got) != 1 || !errors.Is(got[0], errBoom) || h.Err() != got[0] {
 			t.Errorf("handler got %v; want the unwatched handle's panic, which Err reports too", got)
 		}
 
 		// RunSync re-panics in the caller; the handler stays out.
-		v := panicValue(func() {
+		v := testkit.PanicValue(func() {
 			q.RunSync(t.Context(), func(context.Context) error { panic("sync") })
 		})
 		if pe, ok := v.(*taskqueue.PanicError); !ok || pe.Value != "sync" {
@@ -56,7 +57,7 @@ func TestPanics(t *testing.T) {
 		release = block(t, q)
 		result := make(chan any)
 		go func() {
-			result <- panicValue(func() {
+			result <- testkit.PanicValue(func() {
 				taskqueue.RunSync(t.Context(), q, func(context.Context) (int, error) { panic("sync on a worker") })
 			})
 		}()
@@ -65,7 +66,7 @@ func TestPanics(t *testing.T) {
 		if v := <-result; fmt.Sprint(v.(*taskqueue.PanicError).Value) != "sync on a worker" {
 			t.Errorf("RunSync on a worker panicked with %v", v)
 		}
-		if got := p.take(); len(got) != 0 {
+		if got := p.Take(); len(got) != 0 {
 			t.Errorf("handler got %d panics that RunSync callers took; want 0", len(got))
 		}
 
@@ -75,7 +76,7 @@ func TestPanics(t *testing.T) {
 			t.Errorf("RunSync after a panic = %v", err)
 		}
 		synctest.Wait()
-		if got := p.take(); len(got) != 1 || got[0].Value != "go" {
+		if got := p.Take(); len(got) != 1 || got[0].Value != "go" {
 			t.Errorf("handler got %v; want the panic of the Go task", got)
 		}
 		if s := q.Stats(); s.Panicked != 5 {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"testing/synctest"
 
+	"github.com/taskqueue-go/taskqueue/internal/testkit"
 	"github.com/taskqueue-go/taskqueue/taskqueue"
 )
 
@@ -74,7 +75,7 @@ func TestThenAfterFailure(t *testing.T) {
 	forEachKind(t, func(t *testing.T, k queueKind) {
 		ctx := t.Context()
 		var p panics
-		q := k.new(p.handler())
+		q := k.new(taskqueue.WithPanicHandler(p.Add))
 		errBoom := errors.New("boom")
 		var ran atomic.Int32
 		cont := func(context.Context) error { ran.Add(1); return nil }
@@ -87,7 +88,7 @@ func TestThenAfterFailure(t *testing.T) {
 		if err := panicked.Then(ctx, q, cont).Wait(ctx); !errors.As(err, &pe) {
 			t.Errorf("continuation of a panicked task: Wait() = %v; want the *PanicError", err)
 		}
-		p.take()
+		p.Take()
 		release := block(t, q)
 		canceled := q.RunAsync(ctx, func(context.Context) error { return nil })
 		chained := canceled.Then(ctx, q, cont).Then(ctx, q, cont)
@@ -173,7 +174,7 @@ func TestThenMisuse(t *testing.T) {
 			taskqueue.Then(ctx, nil, q, func(context.Context, int) (int, error) { return 0, nil })
 		}, "taskqueue: Then with a nil Future"},
 	} {
-		if got := fmt.Sprint(panicValue(c.f)); got != c.want {
+		if got := fmt.Sprint(testkit.PanicValue(c.f)); got != c.want {
 			t.Errorf("%s panicked with %q; want %q", c.name, got, c.want)
 		}
 	}
