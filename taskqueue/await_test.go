@@ -62,6 +62,14 @@ func TestWaitsThatWouldWaitForThemselvesPanic(t *testing.T) {
 			g.Wait(ctx)
 		},
 	}, {
+		name: "Group.Wait for members on its own serial queue, made with the task's context",
+		want: "Group.Wait from a task of the serial queue it waits for",
+		in: func(ctx context.Context, tr tree) {
+			g := taskqueue.NewGroup(ctx, tr.a)
+			g.Go(nop)
+			g.Wait(ctx)
+		},
+	}, {
 		name: "GroupOf.Wait for members on its own serial queue",
 		want: "GroupOf.Wait from a task of the serial queue it waits for",
 		in: func(ctx context.Context, tr tree) {

@@ -3,7 +3,6 @@ package taskqueue_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"runtime"
 	"slices"
 	"strconv"
@@ -195,20 +194,18 @@ func TestApplyRefused(t *testing.T) {
 func TestBulkMisuse(t *testing.T) {
 	ctx := context.Background()
 	q := taskqueue.NewSerial()
-	for _, c := range []struct {
-		name string
-		f    func()
-		want string
-	}{
+	var zero taskqueue.Queue
+	checkMisuses(t, []misuse{
 		{"Apply(-1)", func() { taskqueue.Apply(ctx, q, -1, func(int) {}) }, "taskqueue: Apply(-1): the count must not be negative"},
 		{"Apply(nil)", func() { taskqueue.Apply(ctx, q, 1, nil) }, "taskqueue: Apply with a nil function"},
 		{"Apply(nil queue)", func() { taskqueue.Apply(ctx, nil, 1, func(int) {}) }, "taskqueue: Apply with a nil queue"},
+		{"Apply on a zero Queue", func() { taskqueue.Apply(ctx, &zero, 3, func(int) {}) }, "taskqueue: use of a zero Queue; make one with NewSerial or NewConcurrent"},
 		{"Map(nil)", func() { taskqueue.Map[int, int](ctx, q, nil, nil) }, "taskqueue: Map with a nil function"},
-	} {
-		if got := fmt.Sprint(testkit.PanicValue(c.f)); got != c.want {
-			t.Errorf("%s panicked with %q; want %q", c.name, got, c.want)
-		}
-	}
+		{"Map(nil queue)", func() {
+			taskqueue.Map(ctx, nil, []int{1}, func(context.Context, int) (int, error) { return 0, nil })
+		}, "taskqueue: Map with a nil queue"},
+	})
+	q.Close()
 }
 
 func TestMapInOrder(t *testing.T) {

@@ -3,13 +3,11 @@ package taskqueue_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
 
-	"github.com/taskqueue-go/taskqueue/internal/testkit"
 	"github.com/taskqueue-go/taskqueue/taskqueue"
 )
 
@@ -58,10 +56,6 @@ func TestSuspendAndSetLimit(t *testing.T) {
 		q.Close()
 		if p := peak.Load(); p != 3 {
 			t.Errorf("at most %d ran at once; want 3", p)
-		}
-		msg := fmt.Sprint(testkit.PanicValue(func() { taskqueue.NewSerial().SetLimit(2) }))
-		if msg != "taskqueue: SetLimit(2) on a serial queue" {
-			t.Errorf("SetLimit on a serial queue panicked with %q", msg)
 		}
 	})
 }
@@ -195,4 +189,26 @@ func TestSuspendHoldsTheSubtreeAtOnce(t *testing.T) {
 			t.Errorf("%d tasks ran in all; want 32", n)
 		}
 	})
+}
+
+// TestControlMisuse: SetLimit out of range or on a serial queue, and Resume
+// of a queue that is not suspended (after nested pairs too), panic with the
+// call and the value.
+func TestControlMisuse(t *testing.T) {
+	s, c := taskqueue.NewSerial(), taskqueue.NewConcurrent(2)
+	nested := taskqueue.NewConcurrent(2)
+	nested.Suspend()
+	nested.Suspend()
+	nested.Resume()
+	nested.Resume()
+	checkMisuses(t, []misuse{
+		{"SetLimit(0)", func() { c.SetLimit(0) }, "taskqueue: SetLimit(0): limit must be positive"},
+		{"SetLimit(2) on a serial queue", func() { s.SetLimit(2) }, "taskqueue: SetLimit(2) on a serial queue"},
+		{"Resume without Suspend", func() { c.Resume() }, "taskqueue: Resume of a queue that is not suspended"},
+		{"Resume after two nested pairs", func() { nested.Resume() }, "taskqueue: Resume of a queue that is not suspended"},
+	})
+	if err := nested.Go(func() {}); err != nil {
+		t.Errorf("Go after the refused Resume = %v", err)
+	}
+	nested.Close()
 }

@@ -9,7 +9,6 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/taskqueue-go/taskqueue/internal/testkit"
 	"github.com/taskqueue-go/taskqueue/taskqueue"
 )
 
@@ -60,18 +59,21 @@ func TestDefaultQueues(t *testing.T) {
 	if got[0].Stats().Limit != 1 || got[1].Stats().Limit != runtime.GOMAXPROCS(0) {
 		t.Errorf("limits %d, %d; want 1, GOMAXPROCS", got[0].Stats().Limit, got[1].Stats().Limit)
 	}
-	for name, f := range map[string]func(){
-		"Close":    func() { taskqueue.DefaultSerial().Close() },
-		"Shutdown": func() { taskqueue.DefaultConcurrent().Shutdown(context.Background()) },
-		"CloseNow": func() { taskqueue.DefaultSerial().CloseNow() },
-	} {
-		call := name
-		if name == "Close" {
-			call = "Shutdown"
-		}
-		want := "taskqueue: " + call + " of a default queue, which is shared"
-		if got := fmt.Sprint(testkit.PanicValue(f)); got != want {
-			t.Errorf("%s panicked with %q; want %q", name, got, want)
+	var refused []misuse
+	for _, d := range []struct {
+		name string
+		q    *taskqueue.Queue
+	}{{"DefaultSerial", taskqueue.DefaultSerial()}, {"DefaultConcurrent", taskqueue.DefaultConcurrent()}} {
+		refused = append(refused,
+			misuse{d.name + ".Close", func() { d.q.Close() }, "taskqueue: Shutdown of a default queue, which is shared"},
+			misuse{d.name + ".Shutdown", func() { d.q.Shutdown(context.Background()) }, "taskqueue: Shutdown of a default queue, which is shared"},
+			misuse{d.name + ".CloseNow", func() { d.q.CloseNow() }, "taskqueue: CloseNow of a default queue, which is shared"})
+	}
+	checkMisuses(t, refused)
+	// They still work after the refused calls.
+	for _, q := range got[:2] {
+		if err := q.RunSync(context.Background(), nop); err != nil {
+			t.Errorf("RunSync on a default queue after a refused Close = %v", err)
 		}
 	}
 }

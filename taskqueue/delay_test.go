@@ -276,3 +276,13 @@ func TestRunAfterHoldsNoGoroutine(t *testing.T) {
 		}
 	})
 }
+
+func TestRunAfterMisuse(t *testing.T) {
+	ctx := context.Background()
+	q := taskqueue.NewSerial()
+	checkMisuses(t, []misuse{
+		{"RunAfter(nil)", func() { q.RunAfter(ctx, 1, nil) }, "taskqueue: RunAfter with a nil function"},
+		{"RunAfter[int](nil)", func() { taskqueue.RunAfter[int](ctx, q, 1, nil) }, "taskqueue: RunAfter with a nil function"},
+	})
+	q.Close()
+}

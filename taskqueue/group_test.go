@@ -430,40 +430,6 @@ func TestGroupStats(t *testing.T) {
 	})
 }
 
-func TestGroupMisuse(t *testing.T) {
-	q := taskqueue.NewSerial()
-	done := taskqueue.NewGroup(context.Background(), q)
-	done.Wait(context.Background())
-	for _, c := range []struct {
-		name string
-		f    func()
-		want string
-	}{
-		{"NewGroup(nil)", func() { taskqueue.NewGroup(context.Background(), nil) }, "taskqueue: NewGroup with a nil queue"},
-		{"NewGroupOf(nil)", func() { taskqueue.NewGroupOf[int](context.Background(), nil) }, "taskqueue: NewGroupOf with a nil queue"},
-		{"WithGroupLimit(0)", func() { taskqueue.WithGroupLimit(0) }, "taskqueue: WithGroupLimit(0): the limit must be positive"},
-		{"Go(nil)", func() { taskqueue.NewGroup(context.Background(), q).Go(nil) }, "taskqueue: Group.Go with a nil function"},
-		{"GroupOf.Go(nil)", func() { taskqueue.NewGroupOf[int](context.Background(), q).Go(nil) }, "taskqueue: GroupOf.Go with a nil function"},
-		{"Go after Wait", func() { done.Go(func(context.Context) error { return nil }) }, "taskqueue: Group.Go after Wait returned: a group is used once"},
-		{"Wait from own serial task", func() {
-			q.RunSync(context.Background(), func(ctx context.Context) error {
-				g := taskqueue.NewGroup(ctx, q)
-				g.Go(func(context.Context) error { return nil })
-				return g.Wait(ctx)
-			})
-		}, "taskqueue: Group.Wait from a task of the serial queue it waits for, which would wait for itself"},
-	} {
-		v := testkit.PanicValue(c.f)
-		if pe, ok := v.(*taskqueue.PanicError); ok {
-			v = pe.Value // re-panicked by RunSync
-		}
-		if got := fmt.Sprint(v); got != c.want {
-			t.Errorf("%s panicked with %q; want %q", c.name, got, c.want)
-		}
-	}
-	q.Close()
-}
-
 // Members take turns with the queue's other tasks: a task queued behind a
 // group's members waits for a quantum of them, not for all. With one slot,
 // the members run in the order they were added.
@@ -1054,4 +1020,27 @@ func hammerGroup(t *testing.T, root *taskqueue.Queue, rng *rand.Rand) (canceled,
 		report("Wait() = %v; want nil or context.Canceled", err)
 	}
 	return 1, queued
+}
+
+// TestGroupMisuse: a group without a queue, a limit out of range, nil
+// members, members added after Wait and the zero Group panic with a message
+// naming the call.
+func TestGroupMisuse(t *testing.T) {
+	ctx := context.Background()
+	q := taskqueue.NewSerial()
+	done := taskqueue.NewGroup(ctx, q)
+	done.Wait(ctx)
+	var zero taskqueue.Group
+	const zeroGroup = "taskqueue: use of a zero Group; make one with NewGroup"
+	checkMisuses(t, []misuse{
+		{"NewGroup(nil)", func() { taskqueue.NewGroup(ctx, nil) }, "taskqueue: NewGroup with a nil queue"},
+		{"WithGroupLimit(0)", func() { taskqueue.WithGroupLimit(0) }, "taskqueue: WithGroupLimit(0): the limit must be positive"},
+		{"Go(nil)", func() { taskqueue.NewGroup(ctx, q).Go(nil) }, "taskqueue: Group.Go with a nil function"},
+		{"TryGo(nil)", func() { taskqueue.NewGroup(ctx, q).TryGo(nil) }, "taskqueue: Group.TryGo with a nil function"},
+		{"Go after Wait", func() { done.Go(nop) }, "taskqueue: Group.Go after Wait returned: a group is used once"},
+		{"zero Group: Go", func() { zero.Go(nop) }, zeroGroup},
+		{"zero Group: TryGo", func() { zero.TryGo(nop) }, zeroGroup},
+		{"zero Group: Wait", func() { zero.Wait(ctx) }, zeroGroup},
+	})
+	q.Close()
 }

@@ -173,3 +173,20 @@ func TestOutsideGroupOfCompletedConcurrentIterations(t *testing.T) {
 		q.Close()
 	})
 }
+
+// TestGroupOfMisuse: a GroupOf without a queue, a nil member and the zero
+// GroupOf panic with a message naming the call.
+func TestGroupOfMisuse(t *testing.T) {
+	ctx := context.Background()
+	q := taskqueue.NewSerial()
+	var zero taskqueue.GroupOf[int]
+	const zeroGroupOf = "taskqueue: use of a zero GroupOf; make one with NewGroupOf"
+	checkMisuses(t, []misuse{
+		{"NewGroupOf(nil)", func() { taskqueue.NewGroupOf[int](ctx, nil) }, "taskqueue: NewGroupOf with a nil queue"},
+		{"GroupOf.Go(nil)", func() { taskqueue.NewGroupOf[int](ctx, q).Go(nil) }, "taskqueue: GroupOf.Go with a nil function"},
+		{"zero GroupOf: Go", func() { zero.Go(func(context.Context) (int, error) { return 0, nil }) }, zeroGroupOf},
+		{"zero GroupOf: Wait", func() { zero.Wait(ctx) }, zeroGroupOf},
+		{"zero GroupOf: Completed", func() { zero.Completed() }, zeroGroupOf},
+	})
+	q.Close()
+}

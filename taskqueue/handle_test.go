@@ -401,3 +401,17 @@ func TestOutsideCoroutineWaitsForHandleCanceledByContext(t *testing.T) {
 		l.Close()
 	})
 }
+
+// TestHandleMisuse: the zero Handle is not usable; its methods panic, saying
+// where handles come from.
+func TestHandleMisuse(t *testing.T) {
+	var zero taskqueue.Handle
+	const zeroHandle = "taskqueue: use of a zero Handle; handles are made by a queue's RunAsync, RunAfter and RunBarrier"
+	checkMisuses(t, []misuse{
+		{"Wait", func() { zero.Wait(context.Background()) }, zeroHandle},
+		{"Done", func() { zero.Done() }, zeroHandle},
+		{"Err", func() { zero.Err() }, zeroHandle},
+		{"IsDone", func() { zero.IsDone() }, zeroHandle},
+		{"Cancel", func() { zero.Cancel() }, zeroHandle},
+	})
+}

@@ -183,18 +183,29 @@ func waitOrFail(t *testing.T, wg *sync.WaitGroup, d time.Duration, what string) 
 	}
 }
 
-func mustPanic(t *testing.T, name, want string, f func()) {
+// A misuse is a call that the documentation says panics, and the message it
+// panics with.
+type misuse struct {
+	name string
+	f    func()
+	want string
+}
+
+// checkMisuses calls the f of each misuse and fails t unless it panics with
+// exactly its message; a panic that RunSync re-panicked in its caller counts
+// by the value of its *PanicError.
+func checkMisuses(t *testing.T, cases []misuse) {
 	t.Helper()
-	defer func() {
-		t.Helper()
-		r := recover()
-		if r == nil {
-			t.Errorf("%s did not panic", name)
-			return
+	for _, c := range cases {
+		v := testkit.PanicValue(c.f)
+		if pe, ok := v.(*taskqueue.PanicError); ok {
+			v = pe.Value
 		}
-		if want != "" && !strings.Contains(fmt.Sprint(r), want) {
-			t.Errorf("%s panicked with %q, want it to mention %q", name, fmt.Sprint(r), want)
+		switch got := fmt.Sprint(v); {
+		case v == nil:
+			t.Errorf("%s did not panic; want %q", c.name, c.want)
+		case got != c.want:
+			t.Errorf("%s panicked with %q; want %q", c.name, got, c.want)
 		}
-	}()
-	f()
+	}
 }

@@ -12,7 +12,6 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/taskqueue-go/taskqueue/internal/testkit"
 	"github.com/taskqueue-go/taskqueue/taskqueue"
 )
 
@@ -415,41 +414,6 @@ func TestKeyedStats(t *testing.T) {
 		}
 		target.Close()
 	})
-}
-
-// TestKeyedAndZeroValueMisuse: the mistakes that used to be silent or a nil
-// dereference panic with a message naming the call.
-func TestKeyedAndZeroValueMisuse(t *testing.T) {
-	q := taskqueue.NewConcurrent(2)
-	other := taskqueue.NewConcurrent(1)
-	var zero taskqueue.Queue
-	var zeroKeyed taskqueue.Keyed[int]
-	for _, c := range []struct {
-		name string
-		f    func()
-		want string
-	}{
-		{"NewKeyed with WithTarget", func() { taskqueue.NewKeyed[int](q, taskqueue.WithTarget(other)) },
-			"taskqueue: NewKeyed with WithTarget: the lanes' target is NewKeyed's first argument"},
-		{"WithTarget twice", func() { taskqueue.NewSerial(taskqueue.WithTarget(q), taskqueue.WithTarget(other)) },
-			"taskqueue: WithTarget given more than once: a queue has one target"},
-		{"Resume", func() { q.Resume() }, "taskqueue: Resume of a queue that is not suspended"},
-		{"zero Queue Go", func() { zero.Go(func() {}) }, "taskqueue: use of a zero Queue; make one with NewSerial or NewConcurrent"},
-		{"zero Queue RunSync", func() { zero.RunSync(context.Background(), func(context.Context) error { return nil }) },
-			"taskqueue: use of a zero Queue; make one with NewSerial or NewConcurrent"},
-		{"zero Keyed Go", func() { zeroKeyed.Go(1, func() {}) }, "taskqueue: use of a zero Keyed; make one with NewKeyed"},
-		{"Keyed TryGo nil", func() { taskqueue.NewKeyed[int](q).TryGo(1, nil) }, "taskqueue: Keyed.TryGo with a nil function"},
-		{"Keyed RunAfter nil", func() { taskqueue.NewKeyed[int](q).RunAfter(context.Background(), 1, time.Second, nil) },
-			"taskqueue: Keyed.RunAfter with a nil function"},
-		{"Handle.Then on nil", func() {
-			(*taskqueue.Handle)(nil).Then(context.Background(), q, func(context.Context) error { return nil })
-		},
-			"taskqueue: Handle.Then on a nil Handle"},
-	} {
-		if got := fmt.Sprint(testkit.PanicValue(c.f)); got != c.want {
-			t.Errorf("%s panicked with %q; want %q", c.name, got, c.want)
-		}
-	}
 }
 
 // TestKeyedStatsOfReusedLanes: an unnamed Keyed reuses the lanes of keys
@@ -1075,4 +1039,27 @@ func TestOutsideKeyedCancelKeyRace(t *testing.T) {
 			t.Fatalf("round %d: Lanes %d", round, k.Lanes())
 		}
 	}
+}
+
+// TestKeyedMisuse: NewKeyed without a target or with one of its own, nil
+// functions, and the zero Keyed panic with a message naming the call.
+func TestKeyedMisuse(t *testing.T) {
+	ctx := context.Background()
+	q := taskqueue.NewConcurrent(2)
+	k := taskqueue.NewKeyed[int](q)
+	var zero taskqueue.Keyed[int]
+	const zeroKeyed = "taskqueue: use of a zero Keyed; make one with NewKeyed"
+	checkMisuses(t, []misuse{
+		{"NewKeyed(nil)", func() { taskqueue.NewKeyed[int](nil) }, "taskqueue: NewKeyed with a nil target"},
+		{"NewKeyed with WithTarget", func() { taskqueue.NewKeyed[int](q, taskqueue.WithTarget(q)) },
+			"taskqueue: NewKeyed with WithTarget: the lanes' target is NewKeyed's first argument"},
+		{"Keyed.Go(nil)", func() { k.Go(1, nil) }, "taskqueue: Keyed.Go with a nil function"},
+		{"Keyed.TryGo(nil)", func() { k.TryGo(1, nil) }, "taskqueue: Keyed.TryGo with a nil function"},
+		{"Keyed.RunAsync(nil)", func() { k.RunAsync(ctx, 1, nil) }, "taskqueue: Keyed.RunAsync with a nil function"},
+		{"Keyed.RunSync(nil)", func() { k.RunSync(ctx, 1, nil) }, "taskqueue: Keyed.RunSync with a nil function"},
+		{"Keyed.RunAfter(nil)", func() { k.RunAfter(ctx, 1, time.Second, nil) }, "taskqueue: Keyed.RunAfter with a nil function"},
+		{"zero Keyed: Go", func() { zero.Go(1, func() {}) }, zeroKeyed},
+		{"zero Keyed: Lanes", func() { zero.Lanes() }, zeroKeyed},
+	})
+	q.Close()
 }

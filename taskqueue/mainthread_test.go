@@ -41,3 +41,14 @@ func TestNoMainThreadIsNotAHang(t *testing.T) {
 		}
 	})
 }
+
+func TestMainThreadMisuse(t *testing.T) {
+	checkMisuses(t, []misuse{
+		{"RunSyncOnMainThread(nil)", func() { taskqueue.RunSyncOnMainThread(context.Background(), nil) }, "taskqueue: RunSyncOnMainThread with a nil function"},
+		{"RunSyncOnMainThread with a nil context", func() {
+			var none context.Context
+			taskqueue.RunSyncOnMainThread(none, func() {})
+		}, "taskqueue: RunSyncOnMainThread with a nil context"},
+		{"RunAsyncOnMainThread(nil)", func() { taskqueue.RunAsyncOnMainThread(nil) }, "taskqueue: RunAsyncOnMainThread(nil)"},
+	})
+}

@@ -645,3 +645,20 @@ func TestTreeHammer(t *testing.T) {
 		}
 	}
 }
+
+// TestOptionsMisuse: an option given a value it cannot take panics when it
+// is made, naming it and the value; so do options that contradict each
+// other when the queue is made.
+func TestOptionsMisuse(t *testing.T) {
+	q, other := taskqueue.NewConcurrent(2), taskqueue.NewConcurrent(1)
+	checkMisuses(t, []misuse{
+		{"WithMaxQueued(0)", func() { taskqueue.WithMaxQueued(0) }, "taskqueue: WithMaxQueued(0): bound must be positive"},
+		{"WithFailWhenFull alone", func() { taskqueue.NewSerial(taskqueue.WithFailWhenFull()) }, "taskqueue: WithFailWhenFull without WithMaxQueued: an unbounded queue is never full"},
+		{"WithPanicHandler(nil)", func() { taskqueue.WithPanicHandler(nil) }, "taskqueue: WithPanicHandler(nil)"},
+		{"WithObserver(nil)", func() { taskqueue.WithObserver(nil) }, "taskqueue: WithObserver(nil)"},
+		{"WithQuantum(0)", func() { taskqueue.WithQuantum(0) }, "taskqueue: WithQuantum(0): quantum must be positive"},
+		{"WithTarget(nil)", func() { taskqueue.NewSerial(taskqueue.WithTarget(nil)) }, "taskqueue: WithTarget(nil)"},
+		{"WithTarget twice", func() { taskqueue.NewSerial(taskqueue.WithTarget(q), taskqueue.WithTarget(other)) },
+			"taskqueue: WithTarget given more than once: a queue has one target"},
+	})
+}

@@ -13,7 +13,6 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/taskqueue-go/taskqueue/internal/testkit"
 	"github.com/taskqueue-go/taskqueue/taskqueue"
 )
 
@@ -405,147 +404,6 @@ func TestTryGoOnAChildNeverQueues(t *testing.T) {
 		close(gate)
 		target.Close()
 	})
-}
-
-func TestConstructorAndNilPanics(t *testing.T) {
-	q := taskqueue.NewSerial()
-	for _, c := range []struct {
-		name string
-		f    func()
-		want string
-	}{
-		{"NewConcurrent(0)", func() { taskqueue.NewConcurrent(0) }, "taskqueue: NewConcurrent(0): concurrency must be positive"},
-		{"WithMaxQueued(0)", func() { taskqueue.WithMaxQueued(0) }, "taskqueue: WithMaxQueued(0): bound must be positive"},
-		{"WithFailWhenFull alone", func() { taskqueue.NewSerial(taskqueue.WithFailWhenFull()) }, "taskqueue: WithFailWhenFull without WithMaxQueued: an unbounded queue is never full"},
-		{"WithPanicHandler(nil)", func() { taskqueue.WithPanicHandler(nil) }, "taskqueue: WithPanicHandler(nil)"},
-		{"Go(nil)", func() { q.Go(nil) }, "taskqueue: Go with a nil function"},
-		{"RunAsync(nil)", func() { q.RunAsync(context.Background(), nil) }, "taskqueue: RunAsync with a nil function"},
-		{"RunSync(nil)", func() { q.RunSync(context.Background(), nil) }, "taskqueue: RunSync with a nil function"},
-		{"RunAfter(nil)", func() { q.RunAfter(context.Background(), 1, nil) }, "taskqueue: RunAfter with a nil function"},
-		{"RunBarrier(nil)", func() { q.RunBarrier(context.Background(), nil) }, "taskqueue: RunBarrier with a nil function"},
-		{"RunAsync[int](nil)", func() { taskqueue.RunAsync[int](context.Background(), q, nil) }, "taskqueue: RunAsync with a nil function"},
-		{"RunSync[int](nil)", func() { taskqueue.RunSync[int](context.Background(), q, nil) }, "taskqueue: RunSync with a nil function"},
-		{"RunAfter[int](nil)", func() { taskqueue.RunAfter[int](context.Background(), q, 1, nil) }, "taskqueue: RunAfter with a nil function"},
-	} {
-		if got := fmt.Sprint(testkit.PanicValue(c.f)); got != c.want {
-			t.Errorf("%s panicked with %q; want %q", c.name, got, c.want)
-		}
-	}
-}
-
-func TestOutsideDocumentedPanics(t *testing.T) {
-	mustPanic(t, "NewConcurrent(0)", "taskqueue", func() { taskqueue.NewConcurrent(0) })
-	mustPanic(t, "NewConcurrent(-1)", "taskqueue", func() { taskqueue.NewConcurrent(-1) })
-	mustPanic(t, "WithMaxQueued(0)", "taskqueue", func() { taskqueue.WithMaxQueued(0) })
-	mustPanic(t, "WithQuantum(0)", "taskqueue", func() { taskqueue.WithQuantum(0) })
-	mustPanic(t, "WithGroupLimit(0)", "taskqueue", func() { taskqueue.WithGroupLimit(0) })
-	mustPanic(t, "DefaultSerial().CloseNow", "taskqueue", func() { taskqueue.DefaultSerial().CloseNow() })
-	mustPanic(t, "DefaultConcurrent().CloseNow", "taskqueue", func() { taskqueue.DefaultConcurrent().CloseNow() })
-	mustPanic(t, "DefaultSerial().Shutdown", "taskqueue", func() { taskqueue.DefaultSerial().Shutdown(context.Background()) })
-	mustPanic(t, "DefaultConcurrent().Close", "taskqueue", func() { taskqueue.DefaultConcurrent().Close() })
-	// The defaults still work after the refused calls.
-	if taskqueue.DefaultSerial().Go(func() {}) != nil || taskqueue.DefaultConcurrent().Go(func() {}) != nil {
-		t.Fatal("a default queue refuses work after a refused close")
-	}
-	if err := taskqueue.DefaultSerial().RunSync(context.Background(), func(context.Context) error { return nil }); err != nil {
-		t.Fatal(err)
-	}
-	s := taskqueue.NewSerial()
-	mustPanic(t, "serial SetLimit(2)", "taskqueue", func() { s.SetLimit(2) })
-	c := taskqueue.NewConcurrent(2)
-	mustPanic(t, "SetLimit(0)", "taskqueue", func() { c.SetLimit(0) })
-	mustPanic(t, "Resume without Suspend", "taskqueue", func() { c.Resume() })
-	c.Suspend()
-	c.Suspend()
-	c.Resume()
-	c.Resume()
-	mustPanic(t, "Resume after nested pairs", "taskqueue", func() { c.Resume() })
-	mustPanic(t, "WithTarget(nil)", "", func() { taskqueue.NewSerial(taskqueue.WithTarget(nil)) })
-	mustPanic(t, "NewKeyed(nil)", "taskqueue", func() { taskqueue.NewKeyed[int](nil) })
-	mustPanic(t, "NewKeyed WithTarget", "taskqueue", func() { taskqueue.NewKeyed[int](c, taskqueue.WithTarget(c)) })
-	var zk taskqueue.Keyed[int]
-	mustPanic(t, "zero Keyed Go", "taskqueue", func() { zk.Go(1, func() {}) })
-	mustPanic(t, "zero Keyed Lanes", "taskqueue", func() { zk.Lanes() })
-	mustPanic(t, "NewGroup(nil)", "taskqueue", func() { taskqueue.NewGroup(context.Background(), nil) })
-	mustPanic(t, "NewGroupOf(nil)", "taskqueue", func() { taskqueue.NewGroupOf[int](context.Background(), nil) })
-	g := taskqueue.NewGroup(context.Background(), c)
-	mustPanic(t, "Group.Go(nil)", "taskqueue", func() { g.Go(nil) })
-	g.Go(func(context.Context) error { return nil })
-	if err := g.Wait(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	mustPanic(t, "Group.Go after Wait", "taskqueue", func() { g.Go(func(context.Context) error { return nil }) })
-	mustPanic(t, "Apply(n<0)", "taskqueue", func() { taskqueue.Apply(context.Background(), c, -1, func(int) {}) })
-	mustPanic(t, "Apply(nil f)", "taskqueue", func() { taskqueue.Apply(context.Background(), c, 1, nil) })
-	mustPanic(t, "Map(nil f)", "taskqueue", func() { taskqueue.Map[int, int](context.Background(), c, []int{1}, nil) })
-	h := c.RunAsync(context.Background(), func(context.Context) error { return nil })
-	mustPanic(t, "Then(nil q)", "taskqueue", func() { h.Then(context.Background(), nil, func(context.Context) error { return nil }) })
-	mustPanic(t, "Then(nil f)", "taskqueue", func() { h.Then(context.Background(), c, nil) })
-	f := taskqueue.RunAsync(context.Background(), c, func(context.Context) (int, error) { return 1, nil })
-	mustPanic(t, "generic Then(nil prev)", "taskqueue", func() {
-		taskqueue.Then[int, int](context.Background(), nil, c, func(context.Context, int) (int, error) { return 0, nil })
-	})
-	mustPanic(t, "generic Then(nil fn)", "taskqueue", func() { taskqueue.Then[int, int](context.Background(), f, c, nil) })
-	h.Wait(context.Background())
-	f.Wait(context.Background())
-	s.Close()
-	c.Close()
-}
-
-// TestZeroValuesPanicWithAMessage: the zero Queue and Handle are not usable,
-// as documented, and say how to make one.
-func TestZeroValuesPanicWithAMessage(t *testing.T) {
-	var q taskqueue.Queue
-	var h taskqueue.Handle
-	for name, c := range map[string]struct {
-		f    func()
-		want string
-	}{
-		"Queue.Go":    {func() { q.Go(func() {}) }, "taskqueue: use of a zero Queue; make one with NewSerial or NewConcurrent"},
-		"Handle.Wait": {func() { h.Wait(context.Background()) }, "taskqueue: use of a zero Handle; handles are made by a queue's RunAsync, RunAfter and RunBarrier"},
-		"Handle.Done": {func() { h.Done() }, "taskqueue: use of a zero Handle; handles are made by a queue's RunAsync, RunAfter and RunBarrier"},
-	} {
-		got := func() (v any) {
-			defer func() { v = recover() }()
-			c.f()
-			return nil
-		}()
-		if fmt.Sprint(got) != c.want {
-			t.Errorf("%s panicked with %v; want %q", name, got, c.want)
-		}
-	}
-}
-
-// TestZeroGroupsAndThenPanic: the zero Group and GroupOf, Then on a zero
-// Handle, and Apply on a zero Queue panic with a message, as documented,
-// instead of returning nil, hanging or dereferencing nil.
-func TestZeroGroupsAndThenPanic(t *testing.T) {
-	ctx := context.Background()
-	q := taskqueue.NewSerial()
-	defer q.Close()
-	var g taskqueue.Group
-	var gi taskqueue.GroupOf[int]
-	var h taskqueue.Handle
-	var zq taskqueue.Queue
-	for name, c := range map[string]struct {
-		f    func()
-		want string
-	}{
-		"Group.Go":      {func() { g.Go(func(context.Context) error { return nil }) }, "taskqueue: use of a zero Group; make one with NewGroup"},
-		"Group.Wait":    {func() { g.Wait(ctx) }, "taskqueue: use of a zero Group; make one with NewGroup"},
-		"GroupOf.Wait":  {func() { gi.Wait(ctx) }, "taskqueue: use of a zero GroupOf; make one with NewGroupOf"},
-		"Handle.Then":   {func() { h.Then(ctx, q, func(context.Context) error { return nil }) }, "taskqueue: use of a zero Handle; handles are made by a queue's RunAsync, RunAfter and RunBarrier"},
-		"Apply on zero": {func() { taskqueue.Apply(ctx, &zq, 3, func(int) {}) }, "taskqueue: use of a zero Queue; make one with NewSerial or NewConcurrent"},
-	} {
-		got := func() (v any) {
-			defer func() { v = recover() }()
-			c.f()
-			return nil
-		}()
-		if fmt.Sprint(got) != c.want {
-			t.Errorf("%s panicked with %v; want %q", name, got, c.want)
-		}
-	}
 }
 
 // A serial queue runs one function at a time whatever the mix of submissions:
@@ -1167,3 +1025,27 @@ func hammerQueue(t *testing.T, k queueKind, closer string, opts []taskqueue.Opti
 // hammerOpsNames sizes the per-operation counters; it must list the
 // operations of hammerOps.
 var hammerOpsNames = [...]string{"go", "async", "cancel", "context", "after", "barrier", "sync", "typed", "nested-own", "nested-other", "panic", "goexit"}
+
+// TestQueueMisuse: the calls of a queue that the documentation says panic do,
+// naming the call and the value; so do the methods of the zero Queue, which
+// say how to make one.
+func TestQueueMisuse(t *testing.T) {
+	ctx := context.Background()
+	q := taskqueue.NewSerial()
+	var zero taskqueue.Queue
+	const zeroQueue = "taskqueue: use of a zero Queue; make one with NewSerial or NewConcurrent"
+	checkMisuses(t, []misuse{
+		{"NewConcurrent(0)", func() { taskqueue.NewConcurrent(0) }, "taskqueue: NewConcurrent(0): concurrency must be positive"},
+		{"NewConcurrent(-1)", func() { taskqueue.NewConcurrent(-1) }, "taskqueue: NewConcurrent(-1): concurrency must be positive"},
+		{"Go(nil)", func() { q.Go(nil) }, "taskqueue: Go with a nil function"},
+		{"TryGo(nil)", func() { q.TryGo(nil) }, "taskqueue: TryGo with a nil function"},
+		{"RunAsync(nil)", func() { q.RunAsync(ctx, nil) }, "taskqueue: RunAsync with a nil function"},
+		{"RunBarrier(nil)", func() { q.RunBarrier(ctx, nil) }, "taskqueue: RunBarrier with a nil function"},
+		{"RunAsync[int](nil)", func() { taskqueue.RunAsync[int](ctx, q, nil) }, "taskqueue: RunAsync with a nil function"},
+		{"zero Queue: Go", func() { zero.Go(func() {}) }, zeroQueue},
+		{"zero Queue: RunSync", func() { zero.RunSync(ctx, nop) }, zeroQueue},
+		{"zero Queue: Stats", func() { zero.Stats() }, zeroQueue},
+		{"zero Queue: Close", func() { zero.Close() }, zeroQueue},
+	})
+	q.Close()
+}

@@ -375,3 +375,13 @@ func TestOutside3InPlaceHelpersWhileSuspendedOrClosed(t *testing.T) {
 		}
 	}
 }
+
+func TestRunSyncMisuse(t *testing.T) {
+	ctx := context.Background()
+	q := taskqueue.NewSerial()
+	checkMisuses(t, []misuse{
+		{"RunSync(nil)", func() { q.RunSync(ctx, nil) }, "taskqueue: RunSync with a nil function"},
+		{"RunSync[int](nil)", func() { taskqueue.RunSync[int](ctx, q, nil) }, "taskqueue: RunSync with a nil function"},
+	})
+	q.Close()
+}

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"testing/synctest"
 
-	"github.com/taskqueue-go/taskqueue/internal/testkit"
 	"github.com/taskqueue-go/taskqueue/taskqueue"
 )
 
@@ -160,24 +159,20 @@ func TestThenCancel(t *testing.T) {
 func TestThenMisuse(t *testing.T) {
 	ctx := context.Background()
 	q := taskqueue.NewSerial()
-	h := q.RunAsync(ctx, func(context.Context) error { return nil })
+	h := q.RunAsync(ctx, nop)
 	f := taskqueue.RunAsync(ctx, q, func(context.Context) (int, error) { return 0, nil })
-	for _, c := range []struct {
-		name string
-		f    func()
-		want string
-	}{
-		{"Then(nil queue)", func() { h.Then(ctx, nil, func(context.Context) error { return nil }) }, "taskqueue: Handle.Then with a nil queue"},
+	var zero taskqueue.Handle
+	checkMisuses(t, []misuse{
+		{"Then(nil queue)", func() { h.Then(ctx, nil, nop) }, "taskqueue: Handle.Then with a nil queue"},
 		{"Then(nil func)", func() { h.Then(ctx, q, nil) }, "taskqueue: Handle.Then with a nil function"},
+		{"Then on a nil Handle", func() { (*taskqueue.Handle)(nil).Then(ctx, q, nop) }, "taskqueue: Handle.Then on a nil Handle"},
+		{"Then on a zero Handle", func() { zero.Then(ctx, q, nop) },
+			"taskqueue: use of a zero Handle; handles are made by a queue's RunAsync, RunAfter and RunBarrier"},
 		{"generic Then(nil func)", func() { taskqueue.Then[int, int](ctx, f, q, nil) }, "taskqueue: Then with a nil function"},
 		{"generic Then(nil future)", func() {
 			taskqueue.Then(ctx, nil, q, func(context.Context, int) (int, error) { return 0, nil })
 		}, "taskqueue: Then with a nil Future"},
-	} {
-		if got := fmt.Sprint(testkit.PanicValue(c.f)); got != c.want {
-			t.Errorf("%s panicked with %q; want %q", c.name, got, c.want)
-		}
-	}
+	})
 	q.Close()
 }
 
