@@ -119,7 +119,7 @@ func TestConcurrencyLimit(t *testing.T) {
 }
 
 // A concurrent queue starts its tasks in submission order, at most n at once.
-func TestOutsideConcurrentStartOrderGated(t *testing.T) {
+func TestConcurrentStartsInSubmissionOrder(t *testing.T) {
 	const n, total = 3, 40
 	q := taskqueue.NewConcurrent(n)
 	started := make(chan int, total)
@@ -182,6 +182,10 @@ func TestOutsideConcurrentStartOrderGated(t *testing.T) {
 	}
 }
 
+// TestBarrier: a barrier starts once every task submitted before it has
+// finished, and no task submitted after it starts before it returns, in
+// every kind of queue; and on real time, on a concurrent queue whose tasks
+// race the barrier's start and end.
 func TestBarrier(t *testing.T) {
 	forEachKind(t, func(t *testing.T, k queueKind) {
 		q := k.new()
@@ -209,51 +213,52 @@ func TestBarrier(t *testing.T) {
 			t.Error("barrier did not run alone, after the tasks before it and before those after it")
 		}
 	})
-}
-
-// A barrier starts after every earlier task finished and before any later one starts.
-func TestOutsideBarrier(t *testing.T) {
-	for round := range 50 {
-		q := taskqueue.NewConcurrent(4)
-		ctx := context.Background()
-		var before, after atomic.Int32
-		var bad atomic.Int32
-		var inBarrier atomic.Bool
-		for range 20 {
-			q.Go(func() {
-				if inBarrier.Load() {
-					bad.Add(1)
-				}
-				before.Add(1)
-			})
-		}
-		h := q.RunBarrier(ctx, func(context.Context) error {
-			inBarrier.Store(true)
-			if before.Load() != 20 || after.Load() != 0 {
-				bad.Add(100)
+	t.Run("concurrent=4/rounds", func(t *testing.T) {
+		for round := range 50 {
+			q := taskqueue.NewConcurrent(4)
+			ctx := context.Background()
+			var before, after atomic.Int32
+			var bad atomic.Int32
+			var inBarrier atomic.Bool
+			for range 20 {
+				q.Go(func() {
+					if inBarrier.Load() {
+						bad.Add(1)
+					}
+					before.Add(1)
+				})
 			}
-			for range 10 {
-				runtime.Gosched()
-			}
-			inBarrier.Store(false)
-			return nil
-		})
-		for range 20 {
-			q.RunAsync(ctx, func(context.Context) error {
-				if inBarrier.Load() || !h.IsDone() {
-					bad.Add(1)
+			h := q.RunBarrier(ctx, func(context.Context) error {
+				inBarrier.Store(true)
+				if before.Load() != 20 || after.Load() != 0 {
+					bad.Add(100)
 				}
-				after.Add(1)
+				for range 10 {
+					runtime.Gosched()
+				}
+				inBarrier.Store(false)
 				return nil
 			})
+			for range 20 {
+				q.RunAsync(ctx, func(context.Context) error {
+					if inBarrier.Load() || !h.IsDone() {
+						bad.Add(1)
+					}
+					after.Add(1)
+					return nil
+				})
+			}
+			q.Close()
+			if bad.Load() != 0 {
+				t.Fatalf("round %d: barrier broken (%d)", round, bad.Load())
+			}
 		}
-		q.Close()
-		if bad.Load() != 0 {
-			t.Fatalf("round %d: barrier broken (%d)", round, bad.Load())
-		}
-	}
+	})
 }
 
+// TestTryGo: TryGo starts f when a slot is free with no task waiting before
+// it, and otherwise reports false and never runs f: with every slot taken,
+// on a suspended queue, on a closed one.
 func TestTryGo(t *testing.T) {
 	forEachKind(t, func(t *testing.T, k queueKind) {
 		q := k.new()
@@ -268,6 +273,10 @@ func TestTryGo(t *testing.T) {
 		}
 		release()
 		synctest.Wait()
+		if !q.TryGo(func() { ran.Add(1) }) {
+			t.Error("TryGo once the slots were free again = false")
+		}
+		synctest.Wait()
 		q.Suspend()
 		if q.TryGo(func() { ran.Add(1) }) {
 			t.Error("TryGo on a suspended queue = true")
@@ -277,60 +286,41 @@ func TestTryGo(t *testing.T) {
 		if q.TryGo(func() { ran.Add(1) }) {
 			t.Error("TryGo on a closed queue = true")
 		}
-		if got := ran.Load(); got != 1 {
-			t.Errorf("%d TryGo functions ran; want 1", got)
+		if got := ran.Load(); got != 2 {
+			t.Errorf("%d TryGo functions ran; want 2", got)
 		}
 	})
 }
 
-// TryGo never starts a task on a suspended queue, on a busy one, or ahead of a
-// queued task; it reports false on a closed queue.
-func TestOutsideTryGo(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		q := taskqueue.NewConcurrent(2)
-		var ran atomic.Int32
-		f := func() { ran.Add(1) }
-		q.Suspend()
-		if q.TryGo(f) {
-			synctest.Wait()
-			t.Errorf("TryGo started a task on a suspended queue (ran %d)", ran.Load())
-		}
-		q.Resume()
-		block := make(chan struct{})
-		q.Go(func() { <-block })
-		q.Go(func() { <-block })
-		synctest.Wait()
-		if q.TryGo(f) {
-			t.Errorf("TryGo on a queue with every slot busy reported true")
-		}
-		close(block)
-		synctest.Wait()
-		if !q.TryGo(f) {
-			t.Errorf("TryGo on an idle queue reported false")
-		}
-		synctest.Wait()
-		// A queued task waiting (suspended then resumed with room) comes first.
-		q.Suspend()
-		q.Go(func() {})
-		if q.TryGo(f) {
-			t.Errorf("TryGo reported true with a task waiting before it on a suspended queue")
-		}
-		q.Resume()
-		q.Close()
-		if q.TryGo(f) {
-			t.Errorf("TryGo on a closed queue reported true")
-		}
-		if got := ran.Load(); got != 1 {
-			t.Errorf("TryGo ran %d functions, want 1", got)
-		}
-	})
-}
-
-// TestTryGoTakesEveryFreeSlot: TryGo back to back on an idle queue of n
-// slots starts n tasks and refuses the next, every time. A worker that had
-// not yet taken its task used to make the next TryGo see no free slot (in 1
-// of 6 runs of a suite: [true true false true]).
+// TestTryGoTakesEveryFreeSlot: on an idle queue of n slots, n calls of TryGo
+// in a row all start, and the next reports false and never runs its
+// function. The second call used to report false, its slot still counted as
+// queued; and a worker that had not yet taken its task used to make the next
+// TryGo see no free slot (in 1 of 6 runs of a suite: [true true false true]),
+// which the rounds on real time hunt for.
 func TestTryGoTakesEveryFreeSlot(t *testing.T) {
+	for _, n := range []int{1, 2, 4, 8} {
+		t.Run(fmt.Sprintf("limit=%d", n), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				q := taskqueue.NewConcurrent(n)
+				gate := make(chan struct{})
+				for i := range n {
+					if !q.TryGo(func() { <-gate }) {
+						t.Fatalf("TryGo %d = false with a free slot", i+1)
+					}
+				}
+				if q.TryGo(func() { t.Error("a refused TryGo ran") }) {
+					t.Errorf("TryGo %d = true with every slot taken", n+1)
+				}
+				synctest.Wait()
+				if st := q.Stats(); st.Running != n || st.Queued != 0 {
+					t.Errorf("Stats = %+v; want %d running, none queued", st, n)
+				}
+				close(gate)
+				q.Close()
+			})
+		})
+	}
 	rounds := 3000
 	if testing.Short() {
 		rounds = 300
@@ -350,32 +340,6 @@ func TestTryGoTakesEveryFreeSlot(t *testing.T) {
 		if err := q.Close(); err != nil {
 			t.Fatal(err)
 		}
-	}
-}
-
-// TestTryGoFillsTheFreeSlots: on an idle queue of n slots, n calls of TryGo
-// in a row all start, and the next reports false (the second one used to
-// report false, its slot still counted as queued).
-func TestTryGoFillsTheFreeSlots(t *testing.T) {
-	for _, n := range []int{1, 2, 4, 8} {
-		synctest.Test(t, func(t *testing.T) {
-			q := taskqueue.NewConcurrent(n)
-			gate := make(chan struct{})
-			for i := range n {
-				if !q.TryGo(func() { <-gate }) {
-					t.Fatalf("limit %d: TryGo %d = false with a free slot", n, i+1)
-				}
-			}
-			if q.TryGo(func() { t.Error("a refused TryGo ran") }) {
-				t.Errorf("limit %d: TryGo %d = true with every slot taken", n, n+1)
-			}
-			synctest.Wait()
-			if st := q.Stats(); st.Running != n || st.Queued != 0 {
-				t.Errorf("limit %d: Stats = %+v; want %d running, none queued", n, st, n)
-			}
-			close(gate)
-			q.Close()
-		})
 	}
 }
 
@@ -406,109 +370,19 @@ func TestTryGoOnAChildNeverQueues(t *testing.T) {
 	})
 }
 
-// A serial queue runs one function at a time whatever the mix of submissions:
-// Go, RunAsync, RunSync from outside, RunSync in place from the task and from
-// goroutines the task starts with its context, RunBarrier and TryGo.
-func TestOutsideSerialExclusiveUnderMixedSubmissions(t *testing.T) {
-	q := taskqueue.NewSerial()
-	ex := newGauge("serial queue", 1)
-	var ran atomic.Int64
-	body := func() {
-		ex.Enter("function")
-		ran.Add(1)
-		runtime.Gosched()
-		ex.Leave()
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	const subs, per = 8, 200
-	var wg sync.WaitGroup
-	var handles sync.Map
-	var expect atomic.Int64
-	for s := range subs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range per {
-				switch (s + i) % 6 {
-				case 0:
-					if err := q.Go(body); err != nil {
-						t.Errorf("Go: %v", err)
-						return
-					}
-					expect.Add(1)
-				case 1:
-					h := q.RunAsync(ctx, func(context.Context) error { body(); return nil })
-					handles.Store(h, true)
-					expect.Add(1)
-				case 2:
-					if err := q.RunSync(ctx, func(context.Context) error { body(); return nil }); err != nil {
-						t.Errorf("RunSync: %v", err)
-						return
-					}
-					expect.Add(1)
-				case 3:
-					// A task that calls RunSync in place, from itself and from helpers.
-					h := q.RunAsync(ctx, func(tctx context.Context) error {
-						body()
-						var inner sync.WaitGroup
-						for range 3 {
-							inner.Add(1)
-							go func() {
-								defer inner.Done()
-								if err := q.RunSync(tctx, func(context.Context) error { body(); return nil }); err != nil {
-									t.Errorf("RunSync in place from helper: %v", err)
-								}
-							}()
-						}
-						if err := q.RunSync(tctx, func(context.Context) error { body(); return nil }); err != nil {
-							t.Errorf("RunSync in place: %v", err)
-						}
-						inner.Wait()
-						return nil
-					})
-					handles.Store(h, true)
-					expect.Add(5)
-				case 4:
-					h := q.RunBarrier(ctx, func(context.Context) error { body(); return nil })
-					handles.Store(h, true)
-					expect.Add(1)
-				case 5:
-					if q.TryGo(body) {
-						expect.Add(1)
-					}
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	handles.Range(func(k, _ any) bool {
-		if err := k.(*taskqueue.Handle).Wait(ctx); err != nil {
-			t.Errorf("handle: %v", err)
-		}
-		return true
-	})
-	if err := q.Shutdown(ctx); err != nil {
-		t.Fatalf("Shutdown: %v", err)
-	}
-	checkGauges(t, ex)
-	if ran.Load() != expect.Load() {
-		t.Errorf("ran %d functions, want %d", ran.Load(), expect.Load())
-	}
-}
-
-// Every way in: Go, TryGo, RunAsync, RunSync (on the caller when idle, from
-// outside), RunBarrier, and tasks whose helpers call RunSync in their place
-// with contexts that are canceled while they wait for their turn. On a
-// serial queue, or a concurrent one of limit 3, the gauge of functions
-// running at once never passes the limit; every call reports either that its
-// function ran (nil) or an error without running it, never both and never
-// neither; and once idle, Stats add up (Completed = Succeeded + Failed +
-// Panicked, nothing queued or running). A broken implementation overlaps an
-// in-place function with the queue's other tasks, runs a call that reported
-// its context's error (or loses one that reported nil), or counts a task
-// twice.
-func TestOutside4MixedExactlyOnce(t *testing.T) {
+// TestEverySubmissionRunsOnce: every way in (Go, TryGo, RunAsync, RunSync
+// from outside, on the caller when idle, RunBarrier, and tasks that call
+// RunSync in their place, themselves and from helpers, with contexts that are
+// canceled while they wait for their turn), from several goroutines at once,
+// on a serial queue and a concurrent one of limit 3. The gauge of functions
+// running at once never passes the limit; a barrier runs alone; every call
+// reports either that its function ran (nil) or an error without running it,
+// never both and never neither; and once idle, Stats add up (Completed =
+// Succeeded + Failed + Panicked, nothing queued or running). A broken
+// implementation overlaps an in-place function with the queue's other tasks,
+// runs a call that reported its context's error (or loses one that reported
+// nil), or counts a task twice.
+func TestEverySubmissionRunsOnce(t *testing.T) {
 	for _, limit := range []int{1, 3} {
 		for round := 0; round < 8; round++ {
 			t.Run(fmt.Sprintf("limit=%d/round=%d", limit, round), func(t *testing.T) {
@@ -600,6 +474,9 @@ func TestOutside4MixedExactlyOnce(t *testing.T) {
 												}
 											}()
 										}
+										check("in-place RunSync from the task", func(f func()) error {
+											return q.RunSync(ctx, func(context.Context) error { f(); return nil })
+										})
 										hw.Wait()
 										return nil
 									})
