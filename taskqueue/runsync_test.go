@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -109,18 +110,18 @@ func TestRunSyncContextDone(t *testing.T) {
 	})
 }
 
-// TestPanicAfterRunSyncLeft checks that a panic in a RunSync task whose caller
-// stopped waiting reaches the handler.
-func TestPanicAfterRunSyncLeft(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
+// TestRunSyncContextDoneWhileFRuns: when the caller's context is done while
+// f runs on a worker, RunSync returns ctx.Err() at once, f runs on, and its
+// panic, which no caller will see, goes to the queue's panic handler, once.
+func TestRunSyncContextDoneWhileFRuns(t *testing.T) {
+	forEachKind(t, func(t *testing.T, k queueKind) {
 		var p panics
-		q := taskqueue.NewSerial(taskqueue.WithPanicHandler(p.Add))
-		release := block(t, q)
+		q := k.new(taskqueue.WithPanicHandler(p.Add))
+		release := block(t, q) // RunSync waits for a worker
 		ctx, cancel := context.WithCancel(t.Context())
 		started := make(chan struct{})
 		proceed := make(chan struct{})
-		result := make(chan error)
-		q.Go(func() {}) // keeps RunSync off the idle path
+		result := make(chan error, 1)
 		go func() {
 			result <- q.RunSync(ctx, func(context.Context) error {
 				close(started)
@@ -132,52 +133,19 @@ func TestPanicAfterRunSyncLeft(t *testing.T) {
 		release()
 		<-started
 		cancel()
-		if err := <-result; err != context.Canceled {
-			t.Errorf("RunSync = %v; want Canceled", err)
-		}
-		close(proceed)
-		synctest.Wait()
-		if got := p.Take(); len(got) != 1 || got[0].Value != "late" {
-			t.Errorf("handler got %v; want the late panic", got)
-		}
-	})
-}
-
-// RunSync whose context ends while f runs on a worker returns ctx.Err() at once.
-func TestOutsideRunSyncContextEndsWhileRunningOnWorker(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		var panics atomic.Int32
-		q := taskqueue.NewSerial(taskqueue.WithPanicHandler(func(*taskqueue.PanicError) { panics.Add(1) }))
-		block := make(chan struct{})
-		q.Go(func() { <-block }) // makes q busy so that RunSync queues
-		ctx, cancel := context.WithCancel(context.Background())
-		inF := make(chan struct{})
-		release := make(chan struct{})
-		res := make(chan error, 1)
-		go func() {
-			res <- q.RunSync(ctx, func(context.Context) error {
-				close(inF)
-				<-release
-				panic("late")
-			})
-		}()
-		synctest.Wait()
-		close(block)
-		<-inF
-		cancel()
 		synctest.Wait()
 		select {
-		case err := <-res:
-			if !errors.Is(err, context.Canceled) {
-				t.Fatalf("RunSync returned %v, want context.Canceled", err)
+		case err := <-result:
+			if err != context.Canceled {
+				t.Errorf("RunSync = %v; want Canceled", err)
 			}
 		default:
-			t.Fatalf("RunSync did not return at once when its context ended while f ran on a worker")
+			t.Fatal("RunSync did not return at once when its context ended while f ran on a worker")
 		}
-		close(release)
+		close(proceed)
 		q.Close()
-		if panics.Load() != 1 {
-			t.Fatalf("panic of abandoned RunSync reached the handler %d times, want 1", panics.Load())
+		if got := p.Take(); len(got) != 1 || got[0].Value != "late" {
+			t.Errorf("handler got %v; want the late panic, once", got)
 		}
 	})
 }
@@ -208,17 +176,19 @@ func runOn(call func()) <-chan outcome {
 	return ch
 }
 
-// syncPaths runs RunSync(f) on q on its three paths: idle (on the caller), busy
-// (on a worker) and in place of a running task, and gives each outcome.
+// syncPaths runs RunSync(f) on q on its three paths: idle (on the caller),
+// busy (on a worker, with the generic RunSync) and in the place of a running
+// task, and gives each outcome.
 func syncPaths(t *testing.T, q *taskqueue.Queue, f func(context.Context) error) map[string]outcome {
 	ctx := context.Background()
 	res := map[string]outcome{}
 	res["idle"] = <-runOn(func() { q.RunSync(ctx, f) })
-	block := make(chan struct{})
-	q.Go(func() { <-block })
-	ch := runOn(func() { q.RunSync(ctx, f) })
+	release := block(t, q)
+	ch := runOn(func() {
+		taskqueue.RunSync(ctx, q, func(ctx context.Context) (int, error) { return 1, f(ctx) })
+	})
 	synctest.Wait()
-	close(block)
+	release()
 	res["worker"] = <-ch
 	err := q.RunAsync(ctx, func(tctx context.Context) error {
 		res["inplace"] = <-runOn(func() { q.RunSync(tctx, f) })
@@ -230,12 +200,13 @@ func syncPaths(t *testing.T, q *taskqueue.Queue, f func(context.Context) error) 
 	return res
 }
 
-// RunSync re-panics f's panic with a *PanicError in all three places f can run,
-// and the handler does not see it.
-func TestOutsideRunSyncPanicEveryPath(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		var handled atomic.Int32
-		q := taskqueue.NewSerial(taskqueue.WithName("pp"), taskqueue.WithPanicHandler(func(*taskqueue.PanicError) { handled.Add(1) }))
+// TestRunSyncRepanicsOnEveryPath: RunSync panics in its caller with f's
+// panic as a *PanicError, holding the value and f's stack, on each of the
+// three paths f can run on, and the handler does not see it.
+func TestRunSyncRepanicsOnEveryPath(t *testing.T) {
+	forEachKind(t, func(t *testing.T, k queueKind) {
+		var p panics
+		q := k.new(taskqueue.WithName("pp"), taskqueue.WithPanicHandler(p.Add))
 		res := syncPaths(t, q, func(context.Context) error { panic("boom") })
 		for name, o := range res {
 			pe, ok := o.panicked.(*taskqueue.PanicError)
@@ -243,30 +214,33 @@ func TestOutsideRunSyncPanicEveryPath(t *testing.T) {
 				t.Errorf("%s: RunSync ended with %+v, want a *PanicError panic", name, o)
 				continue
 			}
-			if fmt.Sprint(pe.Value) != "boom" || len(pe.Stack) == 0 {
-				t.Errorf("%s: PanicError value %v, stack %d bytes", name, pe.Value, len(pe.Stack))
+			if fmt.Sprint(pe.Value) != "boom" || !strings.Contains(string(pe.Stack), "TestRunSyncRepanicsOnEveryPath") {
+				t.Errorf("%s: PanicError value %v; want boom, with a stack that shows f:\n%s", name, pe.Value, pe.Stack)
 			}
 		}
 		q.Close()
-		if handled.Load() != 0 {
-			t.Fatalf("handler saw %d panics that RunSync re-panicked", handled.Load())
+		if got := p.Take(); len(got) != 0 {
+			t.Errorf("handler saw %d panics that RunSync re-panicked; want none", len(got))
+		}
+		if s := q.Stats(); s.Panicked != 3 {
+			t.Errorf("Stats().Panicked = %d; want 3, one a path", s.Panicked)
 		}
 	})
 }
 
-// RunSync's f calling runtime.Goexit makes RunSync call Goexit too, on every path,
-// and the queue keeps working.
-func TestOutsideRunSyncGoexitEveryPath(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		q := taskqueue.NewSerial()
+// TestRunSyncGoexitOnEveryPath: when f calls runtime.Goexit, RunSync calls
+// it too, on each of the three paths f can run on, and the queue goes on.
+func TestRunSyncGoexitOnEveryPath(t *testing.T) {
+	forEachKind(t, func(t *testing.T, k queueKind) {
+		q := k.new()
 		res := syncPaths(t, q, func(context.Context) error { runtime.Goexit(); return nil })
 		for name, o := range res {
 			if !o.goexit {
 				t.Errorf("%s: RunSync ended with %+v after f called runtime.Goexit, want Goexit", name, o)
 			}
 		}
-		if err := q.RunSync(context.Background(), func(context.Context) error { return nil }); err != nil {
-			t.Fatal(err)
+		if err := q.RunSync(context.Background(), nop); err != nil {
+			t.Errorf("RunSync after Goexit = %v", err)
 		}
 		q.Close()
 	})
@@ -292,10 +266,10 @@ func TestRunSyncOnAClosedQueueFromATask(t *testing.T) {
 	})
 }
 
-// o3TaskWithHelpers runs on q one task whose n helpers call RunSync with its
+// taskWithHelpers runs on q one task whose n helpers call RunSync with its
 // context, each after ready is closed, and returns the task's handle and how
 // many helper functions ran; gauge g counts what executes.
-func o3TaskWithHelpers(t *testing.T, ctx context.Context, q *taskqueue.Queue, g *testkit.Gauge, n int, started chan<- struct{}, ready <-chan struct{}) (*taskqueue.Handle, *atomic.Int64) {
+func taskWithHelpers(t *testing.T, ctx context.Context, q *taskqueue.Queue, g *testkit.Gauge, n int, started chan<- struct{}, ready <-chan struct{}) (*taskqueue.Handle, *atomic.Int64) {
 	var ran atomic.Int64
 	h := q.RunAsync(ctx, func(tctx context.Context) error {
 		close(started)
@@ -329,7 +303,7 @@ func o3TaskWithHelpers(t *testing.T, ctx context.Context, q *taskqueue.Queue, g 
 // RunSync with its context after the queue is suspended, or closed with
 // CloseNow. A broken queue makes them wait for Resume (a hang: the deadline
 // reports it), refuses them with ErrClosed, or runs them beside each other.
-func TestOutside3InPlaceHelpersWhileSuspendedOrClosed(t *testing.T) {
+func TestRunSyncInPlaceWhileSuspendedOrClosed(t *testing.T) {
 	for _, mode := range []string{"suspend", "closenow"} {
 		for _, kind := range []string{"serial", "concurrent(2)"} {
 			t.Run(mode+"/"+kind, func(t *testing.T) {
@@ -342,7 +316,7 @@ func TestOutside3InPlaceHelpersWhileSuspendedOrClosed(t *testing.T) {
 				ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 				defer cancel()
 				started, ready := make(chan struct{}), make(chan struct{})
-				h, ran := o3TaskWithHelpers(t, ctx, q, g, 8, started, ready)
+				h, ran := taskWithHelpers(t, ctx, q, g, 8, started, ready)
 				// a second task queued behind, which CloseNow cancels
 				h2 := q.RunAsync(ctx, func(context.Context) error {
 					g.Enter("queued task")
