@@ -209,3 +209,90 @@ func checkMisuses(t *testing.T, cases []misuse) {
 		}
 	}
 }
+
+// runHelpers starts, for a task with context tctx, a helper for each letter
+// of kinds, which does one kind of work with that context on queue on
+// (gauges gs count what executes there): s, RunSync five times (in place
+// when on is the task's queue or above it); a, Apply; m, Map; w, Handle.Wait
+// on a task of on; g, Group.Wait on members on on. It returns once every
+// helper is done.
+func runHelpers(t *testing.T, tctx context.Context, on *taskqueue.Queue, gs testkit.Gauges, kinds string) {
+	var wg sync.WaitGroup
+	run := func(f func()) {
+		wg.Add(1)
+		go func() { defer wg.Done(); f() }()
+	}
+	for _, k := range kinds {
+		switch k {
+		case 's':
+			run(func() {
+				for r := 0; r < 5; r++ {
+					if err := on.RunSync(tctx, func(context.Context) error {
+						gs.Enter("RunSync in place")
+						runtime.Gosched()
+						gs.Leave()
+						return nil
+					}); err != nil {
+						t.Errorf("RunSync: %v", err)
+					}
+				}
+			})
+		case 'a':
+			run(func() {
+				if err := taskqueue.Apply(tctx, on, 16, func(int) {
+					gs.Enter("Apply iteration")
+					runtime.Gosched()
+					gs.Leave()
+				}); err != nil {
+					t.Errorf("Apply: %v", err)
+				}
+			})
+		case 'm':
+			run(func() {
+				res, err := taskqueue.Map(tctx, on, []int{1, 2, 3, 4, 5, 6, 7, 8}, func(_ context.Context, x int) (int, error) {
+					gs.Enter("Map call")
+					runtime.Gosched()
+					gs.Leave()
+					return 2 * x, nil
+				})
+				if err != nil {
+					t.Errorf("Map: %v", err)
+					return
+				}
+				for i, r := range res {
+					if r != 2*(i+1) {
+						t.Errorf("Map result %d = %d", i, r)
+					}
+				}
+			})
+		case 'w':
+			run(func() {
+				h := on.RunAsync(tctx, func(context.Context) error {
+					gs.Enter("awaited task")
+					runtime.Gosched()
+					gs.Leave()
+					return nil
+				})
+				if err := h.Wait(tctx); err != nil {
+					t.Errorf("Handle.Wait: %v", err)
+				}
+			})
+		case 'g':
+			run(func() {
+				g := taskqueue.NewGroup(tctx, on)
+				for m := 0; m < 4; m++ {
+					g.Go(func(context.Context) error {
+						gs.Enter("group member")
+						runtime.Gosched()
+						gs.Leave()
+						return nil
+					})
+				}
+				if err := g.Wait(tctx); err != nil {
+					t.Errorf("Group.Wait: %v", err)
+				}
+			})
+		}
+	}
+	wg.Wait()
+}

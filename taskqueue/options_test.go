@@ -334,7 +334,7 @@ func TestOutside3TreeHelpersLendAndRunInPlace(t *testing.T) {
 								go func() {
 									defer wg.Done()
 									q, gs := jb.on(tr)
-									o3Mixed(t, tctx, q, gs, jb.kind)
+									runHelpers(t, tctx, q, gs, jb.kind)
 								}()
 							}
 							wg.Wait()
