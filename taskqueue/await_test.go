@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
+	"log/slog"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -68,6 +68,29 @@ func TestWaitsThatWouldWaitForThemselvesPanic(t *testing.T) {
 			g := taskqueue.NewGroup(ctx, tr.a)
 			g.Go(nop)
 			g.Wait(ctx)
+		},
+	}, {
+		name: "Group.Wait for members on its own serial queue, made with another context",
+		want: "Group.Wait from a task of the serial queue it waits for",
+		in: func(ctx context.Context, tr tree) {
+			g := taskqueue.NewGroup(context.Background(), tr.a)
+			g.Go(nop)
+			g.Wait(ctx)
+		},
+	}, {
+		name: "Group.Wait from a member of the group, on a concurrent queue",
+		want: "Group.Wait from a member of the group",
+		in: func(ctx context.Context, tr tree) {
+			q := taskqueue.NewConcurrent(4)
+			defer q.Close()
+			g := taskqueue.NewGroup(ctx, q)
+			var msg any
+			g.Go(func(ctx context.Context) error {
+				msg = testkit.PanicValue(func() { g.Wait(ctx) })
+				return nil
+			})
+			g.Wait(ctx)
+			panic(msg)
 		},
 	}, {
 		name: "GroupOf.Wait for members on its own serial queue",
@@ -172,8 +195,9 @@ type selfKey struct{}
 // change), a task of one child that waits for a sibling holds the slot the
 // sibling needs: the wait lasts until its context ends, exactly, and the
 // sibling's task runs after, on the slot the waiter gave back. Nothing is
-// lent to the awaited task meanwhile. The same holds for two tasks of a
-// concurrent queue of two slots that both wait for a third of the queue.
+// lent to the awaited task meanwhile. The same holds for the tasks of a
+// concurrent queue of one or two slots that all wait for a later task of
+// the queue; with a slot free, such a wait ends.
 func TestWaitsHoldTheirSlots(t *testing.T) {
 	waits := map[string]func(ctx context.Context, q *taskqueue.Queue, ran *atomic.Int64) error{
 		"Handle.Wait": func(ctx context.Context, q *taskqueue.Queue, ran *atomic.Int64) error {
@@ -226,268 +250,122 @@ func TestWaitsHoldTheirSlots(t *testing.T) {
 			})
 		})
 	}
-	t.Run("own concurrent queue", func(t *testing.T) {
+	// A queue lends no slot of its own: on a concurrent queue whose slots
+	// all wait for a later task of the queue, the awaited task does not start
+	// while they wait; waiter i gives up after i+1 seconds, the first freeing
+	// its slot at 1s, when the awaited task runs and the others see it done.
+	for _, limit := range []int{1, 2} {
+		t.Run(fmt.Sprintf("own queue of %d slots", limit), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				q := taskqueue.NewConcurrent(limit)
+				gate := make(chan struct{})
+				var awaited *taskqueue.Handle
+				var waiters []*taskqueue.Handle
+				start := time.Now()
+				for i := range limit {
+					waiters = append(waiters, q.RunAsync(context.Background(), func(ctx context.Context) error {
+						<-gate
+						ctx, cancel := context.WithTimeout(ctx, time.Duration(i+1)*time.Second)
+						defer cancel()
+						err := awaited.Wait(ctx)
+						if i == 0 && (!errors.Is(err, context.DeadlineExceeded) || time.Since(start) != time.Second) {
+							t.Errorf("the first Wait for a task of its own queue: %v after %v; want DeadlineExceeded after 1s", err, time.Since(start))
+						}
+						if i > 0 && (err != nil || time.Since(start) != time.Second) {
+							t.Errorf("Wait %d: %v after %v; want nil after 1s, once the first waiter freed its slot", i, err, time.Since(start))
+						}
+						return nil
+					}))
+				}
+				var ranAt atomic.Int64
+				awaited = q.RunAsync(context.Background(), func(context.Context) error {
+					ranAt.Store(int64(time.Since(start)))
+					return nil
+				})
+				close(gate)
+				for _, h := range append(waiters, awaited) {
+					if err := h.Wait(context.Background()); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if at := time.Duration(ranAt.Load()); at != time.Second {
+					t.Errorf("the awaited task ran at %v; want 1s, when the first wait gave up, and not while every slot of its queue waited", at)
+				}
+				q.Close()
+			})
+		})
+	}
+	// With a free slot, the wait for a later task of its own queue ends: the
+	// awaited task runs on the other slot.
+	t.Run("own queue with a free slot", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			q := taskqueue.NewConcurrent(2)
-			var ran atomic.Int64
-			var awaited *taskqueue.Handle
-			gate := make(chan struct{})
-			var errs [2]error
-			var waiters []*taskqueue.Handle
-			for i := range 2 {
-				waiters = append(waiters, q.RunAsync(context.Background(), func(ctx context.Context) error {
-					<-gate
-					ctx, cancel := context.WithTimeout(ctx, time.Duration(i+1)*time.Hour)
-					defer cancel()
-					errs[i] = awaited.Wait(ctx)
-					return nil
-				}))
-			}
-			awaited = q.RunAsync(context.Background(), func(context.Context) error { ran.Add(1); return nil })
-			close(gate)
-			for _, h := range waiters {
-				h.Wait(context.Background())
-			}
-			if !errors.Is(errs[0], context.DeadlineExceeded) || errs[1] != nil {
-				t.Errorf("the waits returned %v; want the first to end with its context, freeing its slot for the awaited task, and the second to see it done", errs)
+			var later *taskqueue.Handle
+			ready := make(chan struct{})
+			h := q.RunAsync(context.Background(), func(ctx context.Context) error {
+				<-ready
+				return later.Wait(ctx)
+			})
+			later = q.RunAsync(context.Background(), nop)
+			close(ready)
+			if err := h.Wait(context.Background()); err != nil {
+				t.Errorf("Wait for a later task of its own queue, with a free slot = %v; want nil", err)
 			}
 			q.Close()
 		})
 	})
 }
 
-// "A queue lends no slot of its own: tasks that wait for tasks of their own
-// queue keep their slots, and when every slot of the queue waits so, the
-// waits last until their contexts end."
-//
-// On a serial queue, and on a concurrent queue whose two slots both wait,
-// the awaited task must not start while the waiters wait; the waits end with
-// their deadline, exactly, and the awaited task runs after. A broken
-// implementation lends the queue's own slot (the awaited task runs during the
-// wait, and on a serial queue beside its waiting task).
-func TestOutside4OwnQueueLendsNothing(t *testing.T) {
-	for _, limit := range []int{1, 2} {
-		synctest.Test(t, func(t *testing.T) {
-			// Not NewSerial: on a serial queue such a wait panics (see
-			// TestWaitsThatWouldWaitForThemselvesPanic).
-			q := taskqueue.NewConcurrent(limit)
-			gate := make(chan struct{})
-			var target *taskqueue.Handle
-			var waiters []*taskqueue.Handle
-			t0 := time.Now()
-			for i := 0; i < limit; i++ {
-				// Waiter i gives up after i+1 seconds: the first gives up
-				// at 1s, freeing its slot, and the awaited task runs then.
-				waiters = append(waiters, q.RunAsync(context.Background(), func(ctx context.Context) error {
-					<-gate
-					c, cancel := context.WithTimeout(ctx, time.Duration(i+1)*time.Second)
+// TestWaitsWithAnotherContextLastUntilItEnds: a task is told by its
+// context; a wait that, from a task of a serial queue, waits for its own
+// queue with another context (here context.Background() with a deadline)
+// cannot be told from an outsider's, and lasts until that context is done,
+// exactly, without panicking: Handle.Wait, Group.Wait (of a group made with
+// either context), RunSync and Shutdown.
+func TestWaitsWithAnotherContextLastUntilItEnds(t *testing.T) {
+	cases := map[string]func(task context.Context, q *taskqueue.Queue, other context.Context) error{
+		"Handle.Wait": func(_ context.Context, q *taskqueue.Queue, other context.Context) error {
+			return q.RunAsync(context.Background(), nop).Wait(other)
+		},
+		"Group.Wait of a group made with another context": func(_ context.Context, q *taskqueue.Queue, other context.Context) error {
+			g := taskqueue.NewGroup(context.Background(), q)
+			g.Go(nop)
+			return g.Wait(other)
+		},
+		"Group.Wait of a group made with the task's context": func(task context.Context, q *taskqueue.Queue, other context.Context) error {
+			g := taskqueue.NewGroup(task, q)
+			g.Go(nop)
+			return g.Wait(other)
+		},
+		"RunSync": func(_ context.Context, q *taskqueue.Queue, other context.Context) error {
+			return q.RunSync(other, nop)
+		},
+		"Shutdown": func(_ context.Context, q *taskqueue.Queue, other context.Context) error {
+			return q.Shutdown(other)
+		},
+	}
+	defer slog.SetDefault(slog.Default())
+	slog.SetDefault(slog.New(slog.DiscardHandler)) // RunSync's warning of a slow wait
+	for name, wait := range cases {
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				q := taskqueue.NewSerial()
+				start := time.Now()
+				var msg any
+				var err error
+				h := q.RunAsync(context.Background(), func(task context.Context) error {
+					other, cancel := context.WithTimeout(context.Background(), time.Hour)
 					defer cancel()
-					err := target.Wait(c)
-					if i == 0 && (!errors.Is(err, context.DeadlineExceeded) || time.Since(t0) != time.Second) {
-						t.Errorf("limit %d: first Wait for a task of the own queue: %v after %v, want DeadlineExceeded after 1s", limit, err, time.Since(t0))
-					}
-					if i > 0 && (err != nil || time.Since(t0) != time.Second) {
-						t.Errorf("limit %d: Wait %d: %v after %v, want nil after 1s, once the first waiter freed its slot", limit, i, err, time.Since(t0))
-					}
+					msg = testkit.PanicValue(func() { err = wait(task, q, other) })
 					return nil
-				}))
-			}
-			var ranAt atomic.Int64
-			target = q.RunAsync(context.Background(), func(context.Context) error {
-				ranAt.Store(int64(time.Since(t0)))
-				return nil
-			})
-			close(gate)
-			for _, h := range append(waiters, target) {
+				})
 				if err := h.Wait(context.Background()); err != nil {
 					t.Fatal(err)
 				}
-			}
-			if at := time.Duration(ranAt.Load()); at != time.Second {
-				t.Errorf("limit %d: the awaited task ran at %v, want 1s: when the first wait gave up, and not while every slot of its queue waited", limit, at)
-			}
-		})
-	}
-}
-
-// With a free slot the wait for a task of the own queue completes: a
-// concurrent queue of limit 2, one task waits for a later one, which runs on
-// the other slot. A broken implementation that holds both slots hangs
-// (synctest reports the deadlock).
-func TestOutside4OwnQueueFreeSlot(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		q := taskqueue.NewConcurrent(2)
-		var later *taskqueue.Handle
-		ready := make(chan struct{})
-		h := q.RunAsync(context.Background(), func(ctx context.Context) error {
-			<-ready
-			return later.Wait(ctx)
-		})
-		later = q.RunAsync(context.Background(), func(context.Context) error { return nil })
-		close(ready)
-		if err := h.Wait(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-	})
-}
-
-// Waiting for a group from a task of its own serial queue panics; so does ranging
-// over Completed there. From a task of a concurrent queue with a free slot it works.
-func TestOutsideGroupWaitFromOwnSerialTask(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		q := taskqueue.NewSerial()
-		ctx := context.Background()
-		var gotWait, gotRange any
-		err := q.RunAsync(ctx, func(tctx context.Context) error {
-			g := taskqueue.NewGroup(tctx, q)
-			g.Go(func(context.Context) error { return nil })
-			func() {
-				defer func() { gotWait = recover() }()
-				wctx, cancel := context.WithTimeout(tctx, time.Hour)
-				defer cancel()
-				g.Wait(wctx)
-			}()
-			gof := taskqueue.NewGroupOf[int](tctx, q)
-			gof.Go(func(context.Context) (int, error) { return 1, nil })
-			func() {
-				defer func() { gotRange = recover() }()
-				for range gof.Completed() {
-				}
-			}()
-			return nil
-		}).Wait(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if gotWait == nil {
-			t.Errorf("Group.Wait from a task of its own serial queue did not panic")
-		}
-		if gotRange == nil {
-			t.Errorf("ranging over GroupOf.Completed from a task of its own serial queue did not panic")
-		}
-		q.Close()
-	})
-}
-
-// The same, when the group or the Wait uses a context that is not the task's:
-// Wait panics when its context is the task's; with another one it cannot be
-// told from an outsider's wait, and lasts until that context is done, as
-// documented.
-func TestOutsideGroupWaitFromOwnSerialTaskOtherContext(t *testing.T) {
-	for _, v := range []struct {
-		name                string
-		groupTask, waitTask bool
-	}{
-		{"group background, wait background", false, false},
-		{"group task ctx, wait background", true, false},
-		{"group background, wait task ctx", false, true},
-	} {
-		t.Run(v.name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				q := taskqueue.NewSerial()
-				ctx := context.Background()
-				var got any
-				var werr error
-				err := q.RunAsync(ctx, func(tctx context.Context) error {
-					gctx, wbase := context.Background(), context.Background()
-					if v.groupTask {
-						gctx = tctx
-					}
-					if v.waitTask {
-						wbase = tctx
-					}
-					g := taskqueue.NewGroup(gctx, q)
-					g.Go(func(context.Context) error { return nil })
-					func() {
-						defer func() { got = recover() }()
-						wctx, cancel := context.WithTimeout(wbase, time.Hour)
-						defer cancel()
-						werr = g.Wait(wctx)
-					}()
-					return nil
-				}).Wait(ctx)
-				if err != nil {
-					t.Fatal(err)
-				}
-				switch {
-				case v.waitTask && got == nil:
-					t.Errorf("Group.Wait with the task's context from a task of its own serial queue did not panic; it returned %v after an hour", werr)
-				case !v.waitTask && (got != nil || !errors.Is(werr, context.DeadlineExceeded)):
-					t.Errorf("Group.Wait with another context: panic %v, returned %v; want it to wait out its deadline", got, werr)
+				if msg != nil || !errors.Is(err, context.DeadlineExceeded) || time.Since(start) != time.Hour {
+					t.Errorf("panicked with %v, returned %v after %v; want DeadlineExceeded after 1h, when the other context ended", msg, err, time.Since(start))
 				}
 				q.Close()
-			})
-		})
-	}
-}
-
-// TestGroupWaitFromAMemberPanics: a member that waits for its own group,
-// with its context, on a concurrent queue, panics with a message instead of
-// hanging (it used to hang forever).
-func TestGroupWaitFromAMemberPanics(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		q := taskqueue.NewConcurrent(4)
-		g := taskqueue.NewGroup(t.Context(), q)
-		var msg any
-		g.Go(func(ctx context.Context) error {
-			msg = testkit.PanicValue(func() { g.Wait(ctx) })
-			return nil
-		})
-		if err := g.Wait(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		if want := "taskqueue: Group.Wait from a member of the group, which would wait for itself"; fmt.Sprint(msg) != want {
-			t.Errorf("Wait from a member panicked with %v; want %q", msg, want)
-		}
-		q.Close()
-	})
-}
-
-// Shutdown panics when called from one of q's own tasks, whatever context it is
-// given (the doc names no context), instead of waiting for itself forever.
-func TestOutsideShutdownFromOwnTaskPanics(t *testing.T) {
-	for _, name := range []string{"task context", "background with deadline"} {
-		t.Run(name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				s := taskqueue.NewSerial()
-				var got any
-				var ret error
-				err := s.RunAsync(context.Background(), func(tctx context.Context) error {
-					ctx := tctx
-					if name != "task context" {
-						c, cancel := context.WithTimeout(context.Background(), time.Hour)
-						defer cancel()
-						ctx = c
-					} else {
-						c, cancel := context.WithTimeout(tctx, time.Hour)
-						defer cancel()
-						ctx = c
-					}
-					func() {
-						defer func() { got = recover() }()
-						ret = s.Shutdown(ctx)
-					}()
-					return nil
-				}).Wait(context.Background())
-				if err != nil {
-					t.Fatal(err)
-				}
-				if name != "task context" {
-					// Documented: a call with another context cannot be told
-					// from an outsider's, and waits until that context is done.
-					if got != nil || !errors.Is(ret, context.DeadlineExceeded) {
-						t.Fatalf("Shutdown from the queue's own task with another context: panic %v, returned %v; want it to wait out its deadline", got, ret)
-					}
-					s.Close()
-					return
-				}
-				if got == nil {
-					t.Fatalf("Shutdown from the queue's own task did not panic; it returned %v (after waiting for its deadline)", ret)
-				}
-				if !strings.Contains(fmt.Sprint(got), "taskqueue") {
-					t.Errorf("panic %q does not name the package", fmt.Sprint(got))
-				}
-				s.Close()
 			})
 		})
 	}
