@@ -2,8 +2,6 @@ package taskqueue_test
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -48,8 +46,12 @@ func TestRunAfterNeverStartsEarly(t *testing.T) {
 	})
 }
 
-// TestRunAfterDueOrder checks that delayed tasks on a serial queue start in
-// due order, and in submission order when they come due together.
+// TestRunAfterDueOrder: on a serial queue, delayed tasks start in the order
+// they come due, in submission order when they come due together, none
+// early, and a task with d <= 0 is RunAsync: it starts at once, in its turn,
+// and is never counted as delayed. The due times are durations on the
+// monotonic clock: keyed by wall-clock nanoseconds, a step of the wall clock
+// would reorder them.
 func TestRunAfterDueOrder(t *testing.T) {
 	for _, k := range kinds {
 		if !k.serial {
@@ -63,26 +65,41 @@ func TestRunAfterDueOrder(t *testing.T) {
 					delay time.Duration
 					n     int
 				}
+				type start struct {
+					n  int
+					at time.Duration
+				}
 				var subs []sub
 				var mu sync.Mutex
-				var order []int
+				var started []start
+				t0 := time.Now()
+				delayed := 0
 				for n := range 200 {
-					d := time.Duration(r.IntN(20)+1) * time.Second // many equal delays
-					subs = append(subs, sub{d, n})
+					d := time.Duration(r.IntN(23)-2) * time.Second // many equal delays, some <= 0
+					if d > 0 {
+						delayed++
+					}
+					subs = append(subs, sub{max(d, 0), n})
 					q.RunAfter(t.Context(), d, func(context.Context) error {
 						mu.Lock()
 						defer mu.Unlock()
-						order = append(order, n)
+						started = append(started, start{n, time.Since(t0)})
 						return nil
 					})
+				}
+				if s := q.Stats(); s.Delayed != delayed {
+					t.Errorf("Stats().Delayed = %d; want the %d tasks with d > 0", s.Delayed, delayed)
 				}
 				if err := q.Close(); err != nil {
 					t.Fatal(err)
 				}
 				slices.SortStableFunc(subs, func(a, b sub) int { return int(a.delay - b.delay) })
 				for i, s := range subs {
-					if order[i] != s.n {
-						t.Fatalf("task %d started %dth; want task %d (due order, then submission order)", order[i], i, s.n)
+					if started[i].n != s.n {
+						t.Fatalf("task %d started %dth; want task %d (due order, then submission order)", started[i].n, i, s.n)
+					}
+					if started[i].at != s.delay {
+						t.Errorf("task %d started after %v; want %v", s.n, started[i].at, s.delay)
 					}
 				}
 			})
@@ -90,87 +107,19 @@ func TestRunAfterDueOrder(t *testing.T) {
 	}
 }
 
-// Delayed tasks never start early and, on a serial queue, start in due order,
-// in submission order when due together, mixed with d <= 0 tasks.
-func TestOutsideRunAfterDueOrder(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		q := taskqueue.NewSerial()
-		ctx := context.Background()
-		t0 := time.Now()
-		delays := []time.Duration{5, 3, 3, 0, 7, 1, -2, 3, 5, 1, 0, 2}
-		type rec struct {
-			i  int
-			at time.Duration
-		}
-		var mu sync.Mutex
-		var got []rec
-		var hs []*taskqueue.Handle
-		for i, d := range delays {
-			d := d * time.Second
-			hs = append(hs, q.RunAfter(ctx, d, func(context.Context) error {
-				mu.Lock()
-				got = append(got, rec{i, time.Since(t0)})
-				mu.Unlock()
-				return nil
-			}))
-		}
-		if st := q.Stats(); st.Delayed != 9 {
-			t.Errorf("Stats.Delayed = %d, want 9", st.Delayed)
-		}
-		for _, h := range hs {
-			if err := h.Wait(ctx); err != nil {
-				t.Fatal(err)
-			}
-		}
-		// expected: stable sort by max(d,0)
-		want := []int{3, 6, 10, 5, 9, 11, 1, 2, 7, 0, 8, 4}
-		if len(got) != len(want) {
-			t.Fatalf("ran %d", len(got))
-		}
-		for k, r := range got {
-			d := delays[r.i] * time.Second
-			if r.at < d {
-				t.Errorf("task %d (delay %v) started early at %v", r.i, d, r.at)
-			}
-			if r.i != want[k] {
-				t.Errorf("start %d was task %d, want %d (all: %v)", k, r.i, want[k], got)
-			}
-		}
-		q.Close()
-	})
-}
-
-// TestDelayedTasksStartInDueOrder: on a serial queue, delayed tasks start in
-// the order they come due, whatever order they were submitted in. Their keys
-// are durations on the monotonic clock: keyed by wall-clock nanoseconds, a
-// step of the wall clock would reorder them.
-func TestDelayedTasksStartInDueOrder(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		q := taskqueue.NewSerial()
-		var order []int
-		delays := []int{7, 3, 9, 1, 3, 8, 2, 6, 5, 4}
-		for i, d := range delays {
-			q.RunAfter(t.Context(), time.Duration(d)*time.Second, func(context.Context) error {
-				order = append(order, i)
-				return nil
-			})
-		}
-		time.Sleep(10 * time.Second)
-		q.Close()
-		want := []int{3, 6, 1, 4, 9, 8, 7, 0, 5, 2} // by delay, submission order among equals
-		if fmt.Sprint(order) != fmt.Sprint(want) {
-			t.Errorf("started %v; want %v", order, want)
-		}
-	})
-}
-
+// TestRunAfterCancelLeavesTheTimer: a canceled delayed task leaves the
+// queue's timer and its room in a bounded queue at once, completes with
+// context.Canceled, and never runs.
 func TestRunAfterCancelLeavesTheTimer(t *testing.T) {
 	forEachKind(t, func(t *testing.T, k queueKind) {
-		q := k.new()
+		q := k.new(taskqueue.WithMaxQueued(2), taskqueue.WithFailWhenFull())
 		ran := false
 		run := func(context.Context) error { ran = true; return nil }
 		early := q.RunAfter(t.Context(), time.Minute, run)
 		late := q.RunAfter(t.Context(), time.Hour, run)
+		if err := q.Go(func() {}); err != taskqueue.ErrQueueFull {
+			t.Errorf("Go on a queue full of delayed tasks = %v; want ErrQueueFull", err)
+		}
 		if !early.Cancel() {
 			t.Fatal("Cancel of a delayed task = false; want true")
 		}
@@ -186,60 +135,26 @@ func TestRunAfterCancelLeavesTheTimer(t *testing.T) {
 		if early.Err() != context.Canceled || late.Err() != context.Canceled {
 			t.Errorf("Err() = %v, %v; want Canceled twice", early.Err(), late.Err())
 		}
+		if err := q.Go(func() {}); err != nil {
+			t.Errorf("Go once the delayed tasks were canceled = %v; want nil: their room is free at once", err)
+		}
 		time.Sleep(2 * time.Hour)
 		synctest.Wait()
 		if ran {
 			t.Error("a canceled delayed task ran")
 		}
-		if s := q.Stats(); s.Delayed != 0 || s.Canceled != 2 {
-			t.Errorf("Stats() = %+v; want 0 delayed, 2 canceled", s)
+		if s := q.Stats(); s.Delayed != 0 || s.Canceled != 2 || s.Completed != 1 || s.Rejected != 1 {
+			t.Errorf("Stats() = %+v; want 0 delayed, 2 canceled, 1 completed, 1 rejected", s)
 		}
 	})
 }
 
-// A delayed task whose context ends, or that is canceled, leaves the timer at
-// once: its handle is done without waiting for the due time, and Stats shows it.
-func TestOutsideRunAfterCancelWhileWaiting(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		q := taskqueue.NewConcurrent(2, taskqueue.WithMaxQueued(2), taskqueue.WithFailWhenFull())
-		ctx, cancel := context.WithCancel(context.Background())
-		var ran atomic.Int32
-		h1 := q.RunAfter(ctx, time.Hour, func(context.Context) error { ran.Add(1); return nil })
-		h2 := q.RunAfter(context.Background(), time.Hour, func(context.Context) error { ran.Add(1); return nil })
-		if err := q.Go(func() {}); !errors.Is(err, taskqueue.ErrQueueFull) {
-			t.Fatalf("Go on a queue full of delayed tasks: %v, want ErrQueueFull", err)
-		}
-		cancel()
-		synctest.Wait()
-		if !h1.IsDone() || !errors.Is(h1.Err(), context.Canceled) {
-			t.Fatalf("delayed task whose context ended: done %v err %v", h1.IsDone(), h1.Err())
-		}
-		if !h2.Cancel() {
-			t.Fatal("Cancel of a waiting delayed task returned false")
-		}
-		if !errors.Is(h2.Err(), context.Canceled) {
-			t.Fatalf("Err after Cancel: %v", h2.Err())
-		}
-		// Room is free at once.
-		if err := q.Go(func() {}); err != nil {
-			t.Fatalf("Go after the delayed tasks left: %v", err)
-		}
-		q.Close()
-		st := q.Stats()
-		if st.Delayed != 0 || st.Canceled != 2 || st.Completed != 1 {
-			t.Errorf("stats %+v, want Delayed 0, Canceled 2, Completed 1", st)
-		}
-		if ran.Load() != 0 {
-			t.Fatal("canceled delayed task ran")
-		}
-	})
-}
-
-// TestRunAfterContextWatched checks that a delayed task whose context ends
-// leaves the queue at once, without anyone waiting on its handle.
+// TestRunAfterContextWatched: a delayed task whose context ends leaves the
+// queue's timer and its room in a bounded queue at once, without anyone
+// waiting on its handle.
 func TestRunAfterContextWatched(t *testing.T) {
 	forEachKind(t, func(t *testing.T, k queueKind) {
-		q := k.new()
+		q := k.new(taskqueue.WithMaxQueued(1), taskqueue.WithFailWhenFull())
 		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 		defer cancel()
 		h := q.RunAfter(ctx, time.Hour, func(context.Context) error { return nil })
@@ -250,6 +165,9 @@ func TestRunAfterContextWatched(t *testing.T) {
 		}
 		if q.HasTimer() {
 			t.Error("queue keeps its timer for a task whose context ended")
+		}
+		if err := q.Go(func() {}); err != nil {
+			t.Errorf("Go once the delayed task's context ended = %v; want nil: its room is free", err)
 		}
 	})
 }
