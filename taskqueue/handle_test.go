@@ -189,6 +189,22 @@ func TestContextDoneBeforeStart(t *testing.T) {
 		if h.Err() != context.Canceled {
 			t.Errorf("Err() = %v; want Canceled", h.Err())
 		}
+		if s := q.Stats(); s.Queued != 0 {
+			t.Errorf("Stats().Queued = %d with the only queued task canceled; want 0", s.Queued)
+		}
+
+		// Done while queued, and seen first by IsDone: canceled at once too,
+		// while the queue is still busy.
+		ctx, cancel = context.WithCancel(t.Context())
+		h = q.RunAsync(ctx, run)
+		cancel()
+		synctest.Wait()
+		if !h.IsDone() || h.Err() != context.Canceled {
+			t.Errorf("IsDone() = %v, Err() = %v after the context of a queued task ended; want true, Canceled", h.IsDone(), h.Err())
+		}
+		if s := q.Stats(); s.Queued != 0 {
+			t.Errorf("Stats().Queued = %d with the only queued task canceled; want 0", s.Queued)
+		}
 
 		// Done while queued, with nobody watching: the queue skips it.
 		ctx, cancel = context.WithCancel(t.Context())
@@ -203,49 +219,10 @@ func TestContextDoneBeforeStart(t *testing.T) {
 			t.Error("a task whose context was done before it started ran")
 		}
 		// The tasks refused at submission are not counted.
-		if s := q.Stats(); s.Canceled != 2 || s.Completed != uint64(q.Stats().Limit) {
-			t.Errorf("Stats() = %+v; want 2 canceled and %d completed (the blockers)", s, q.Stats().Limit)
+		if s := q.Stats(); s.Canceled != 3 || s.Completed != uint64(q.Stats().Limit) {
+			t.Errorf("Stats() = %+v; want 3 canceled and %d completed (the blockers)", s, q.Stats().Limit)
 		}
 	})
-}
-
-// A queued task whose context ends before it starts is canceled at once: its
-// handle is done, without waiting for the queue to reach the task, whether or
-// not anyone has asked for Done yet; Stats no longer counts it as Queued.
-func TestOutsideQueuedTaskContextEndsCancelsAtOnce(t *testing.T) {
-	for _, mode := range []string{"Done first", "IsDone only"} {
-		t.Run(mode, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				q := taskqueue.NewSerial()
-				block := make(chan struct{})
-				defer q.Close()
-				defer close(block)
-				q.Go(func() { <-block })
-				ctx, cancel := context.WithCancel(context.Background())
-				var ran atomic.Bool
-				h := q.RunAsync(ctx, func(context.Context) error { ran.Store(true); return nil })
-				var done <-chan struct{}
-				if mode == "Done first" {
-					done = h.Done()
-				}
-				cancel()
-				synctest.Wait()
-				if !h.IsDone() {
-					t.Errorf("IsDone false after the context of a queued task ended (queue still busy)")
-				}
-				if done != nil {
-					select {
-					case <-done:
-					default:
-						t.Errorf("Done not closed after the context of a queued task ended")
-					}
-				}
-				if st := q.Stats(); st.Queued != 0 || st.Canceled != 1 {
-					t.Errorf("Stats after the context of the only queued task ended: Queued %d Canceled %d", st.Queued, st.Canceled)
-				}
-			})
-		})
-	}
 }
 
 func TestCancel(t *testing.T) {
@@ -281,8 +258,9 @@ func TestCancel(t *testing.T) {
 	})
 }
 
-// Cancel reports true exactly when the task never runs.
-func TestOutsideCancelRaceWithStart(t *testing.T) {
+// TestCancelRacesTheStart: Cancel, racing the start of its task on real
+// time, reports true exactly when the task never runs.
+func TestCancelRacesTheStart(t *testing.T) {
 	q := taskqueue.NewConcurrent(2)
 	ctx := context.Background()
 	for range 3000 {
@@ -360,12 +338,13 @@ func TestHandleDoneAndWaitsRace(t *testing.T) {
 	q.Close()
 }
 
-// loom.Waitable: "IsDone must then report true once the Done channel would be
-// closed", and Handle.Done: "When the task's context is done before the task
+// TestCoroutineWaitsForAHandleCanceledByItsContext: loom.Waitable says "IsDone
+// must then report true once the Done channel would be closed", and
+// Handle.Done: "When the task's context is done before the task
 // starts, the task is canceled and the channel closed without waiting for the
 // queue to reach the task." A coroutine waiting for such a handle must resume
 // while the queue is still busy.
-func TestOutsideCoroutineWaitsForHandleCanceledByContext(t *testing.T) {
+func TestCoroutineWaitsForAHandleCanceledByItsContext(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		q := taskqueue.NewSerial()
 		block := make(chan struct{})

@@ -5,13 +5,17 @@ import (
 	"errors"
 	"runtime"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"testing/synctest"
 
 	"github.com/taskqueue-go/taskqueue/taskqueue"
 )
 
+// TestPanics: a panic in a task is recovered as a *PanicError that holds the
+// value and the task's stack. A task with a handle completes with it; the
+// queue's panic handler receives it only when nobody was waiting for the
+// handle, and a panic of a task of Go always; no panic is reported twice,
+// Stats counts each, and the queue goes on.
 func TestPanics(t *testing.T) {
 	forEachKind(t, func(t *testing.T, k queueKind) {
 		var p panics
@@ -60,6 +64,8 @@ func TestPanics(t *testing.T) {
 	})
 }
 
+// TestGoexit: a task that calls runtime.Goexit completes with ErrGoexit, and
+// the queue goes on.
 func TestGoexit(t *testing.T) {
 	forEachKind(t, func(t *testing.T, k queueKind) {
 		q := k.new()
@@ -74,77 +80,33 @@ func TestGoexit(t *testing.T) {
 	})
 }
 
-// A Future's Result is the zero value and nil while pending, then the value.
-func TestOutsideFutureResultAndThen(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		q := taskqueue.NewSerial()
-		ctx := context.Background()
-		release := make(chan struct{})
-		f := taskqueue.RunAsync(ctx, q, func(context.Context) (int, error) { <-release; return 7, nil })
+// TestFutureResult: a Future's Result is the zero value and nil while its
+// task is pending, and then, without blocking, the value the task returned
+// with its error, the value kept when the error is not nil; Wait gives the
+// same.
+func TestFutureResult(t *testing.T) {
+	forEachKind(t, func(t *testing.T, k queueKind) {
+		ctx := t.Context()
+		q := k.new()
+		release := block(t, q)
+		f := taskqueue.RunAsync(ctx, q, func(context.Context) (int, error) { return 7, nil })
 		if v, err := f.Result(); v != 0 || err != nil || f.IsDone() {
-			t.Fatalf("pending Result = %v, %v, done %v", v, err, f.IsDone())
+			t.Errorf("Result() of a pending task = %v, %v, done %v; want 0, nil, false", v, err, f.IsDone())
 		}
-		g := taskqueue.Then(ctx, f, q, func(_ context.Context, v int) (string, error) {
-			if v != 7 {
-				return "", errors.New("wrong value")
-			}
-			return "seven", nil
-		})
-		close(release)
-		s, err := g.Wait(ctx)
-		if s != "seven" || err != nil {
-			t.Fatalf("Then: %q %v", s, err)
+		release()
+		if v, err := f.Wait(ctx); v != 7 || err != nil {
+			t.Errorf("Wait() = %v, %v; want 7, nil", v, err)
 		}
-		// A failing predecessor passes its error; the continuation does not run.
-		boom := errors.New("boom")
-		bad := taskqueue.RunAsync(ctx, q, func(context.Context) (int, error) { return 3, boom })
-		var ran atomic.Bool
-		c := taskqueue.Then(ctx, bad, q, func(context.Context, int) (int, error) { ran.Store(true); return 1, nil })
-		if _, err := c.Wait(ctx); !errors.Is(err, boom) || ran.Load() {
-			t.Fatalf("continuation of a failed task: err %v ran %v", err, ran.Load())
+		if v, err := f.Result(); v != 7 || err != nil {
+			t.Errorf("Result() once done = %v, %v; want 7, nil", v, err)
 		}
-		if v, err := bad.Result(); v != 3 || !errors.Is(err, boom) {
-			t.Fatalf("Result of failed task = %v %v", v, err)
+		errBoom := errors.New("boom")
+		failed := taskqueue.RunAsync(ctx, q, func(context.Context) (int, error) { return 3, errBoom })
+		if v, err := failed.Wait(ctx); v != 3 || err != errBoom {
+			t.Errorf("Wait() of a failed task = %v, %v; want 3, boom", v, err)
 		}
-		// A panicking predecessor.
-		p := q.RunAsync(ctx, func(context.Context) error { panic("x") })
-		pc := p.Then(ctx, q, func(context.Context) error { ran.Store(true); return nil })
-		var pe *taskqueue.PanicError
-		if err := pc.Wait(ctx); !errors.As(err, &pe) || ran.Load() {
-			t.Fatalf("continuation of a panicked task: %v ran %v", err, ran.Load())
-		}
-		// The continuation's queue is closed when the predecessor returns.
-		q2 := taskqueue.NewSerial()
-		rel2 := make(chan struct{})
-		h := q.RunAsync(ctx, func(context.Context) error { <-rel2; return nil })
-		ch := h.Then(ctx, q2, func(context.Context) error { ran.Store(true); return nil })
-		q2.Close()
-		close(rel2)
-		if err := ch.Wait(ctx); !errors.Is(err, taskqueue.ErrClosed) || ran.Load() {
-			t.Fatalf("continuation on a queue closed meanwhile: %v ran %v", err, ran.Load())
-		}
-		// The continuation's ctx ends while it waits.
-		rel3 := make(chan struct{})
-		h3 := q.RunAsync(ctx, func(context.Context) error { <-rel3; return nil })
-		cctx, cancel := context.WithCancel(ctx)
-		c3 := h3.Then(cctx, q, func(context.Context) error { ran.Store(true); return nil })
-		cancel()
-		synctest.Wait()
-		if !c3.IsDone() || !errors.Is(c3.Err(), context.Canceled) {
-			t.Errorf("continuation whose context ended while waiting: done %v err %v", c3.IsDone(), c3.Err())
-		}
-		// Cancel of a waiting continuation.
-		c4 := h3.Then(ctx, q, func(context.Context) error { ran.Store(true); return nil })
-		if !c4.Cancel() {
-			t.Errorf("Cancel of a waiting continuation returned false")
-		}
-		close(rel3)
-		q.Close()
-		if ran.Load() {
-			t.Fatal("a continuation that should not run ran")
-		}
-		if !c4.IsDone() || !errors.Is(c4.Err(), context.Canceled) {
-			t.Errorf("canceled continuation: %v", c4.Err())
+		if v, err := failed.Result(); v != 3 || err != errBoom {
+			t.Errorf("Result() of a failed task = %v, %v; want 3, boom", v, err)
 		}
 	})
 }

@@ -70,6 +70,10 @@ func TestThenTyped(t *testing.T) {
 }
 
 // A failed task does not run its continuation, which takes its error.
+// TestThenAfterFailure: a continuation runs only after its task returned
+// nil; after a task that failed, panicked, was canceled or never accepted,
+// it completes with that task's error, and one whose queue is closed when
+// its task returns completes with ErrClosed; none of them runs.
 func TestThenAfterFailure(t *testing.T) {
 	forEachKind(t, func(t *testing.T, k queueKind) {
 		ctx := t.Context()
@@ -81,6 +85,11 @@ func TestThenAfterFailure(t *testing.T) {
 		failed := q.RunAsync(ctx, func(context.Context) error { return errBoom })
 		if err := failed.Then(ctx, q, cont).Wait(ctx); err != errBoom {
 			t.Errorf("continuation of a failed task: Wait() = %v; want boom", err)
+		}
+		typed := taskqueue.RunAsync(ctx, q, func(context.Context) (int, error) { return 3, errBoom })
+		next := taskqueue.Then(ctx, typed, q, func(context.Context, int) (int, error) { ran.Add(1); return 1, nil })
+		if v, err := next.Wait(ctx); v != 0 || err != errBoom {
+			t.Errorf("typed continuation of a failed task: Wait() = %v, %v; want 0, boom", v, err)
 		}
 		panicked := q.RunAsync(ctx, func(context.Context) error { panic("x") })
 		var pe *taskqueue.PanicError
@@ -96,6 +105,15 @@ func TestThenAfterFailure(t *testing.T) {
 			t.Errorf("continuation of a continuation of a canceled task: Wait() = %v; want context.Canceled", err)
 		}
 		release()
+		closing := k.new()
+		gate := make(chan struct{})
+		first := q.RunAsync(ctx, func(context.Context) error { <-gate; return nil })
+		onClosed := first.Then(ctx, closing, cont)
+		closing.Close()
+		close(gate)
+		if err := onClosed.Wait(ctx); err != taskqueue.ErrClosed {
+			t.Errorf("continuation on a queue closed before its task returned: Wait() = %v; want ErrClosed", err)
+		}
 		q.Close()
 		if err := q.RunAsync(ctx, cont).Then(ctx, q, cont).Wait(ctx); !errors.Is(err, taskqueue.ErrClosed) {
 			t.Errorf("continuation of a refused task: Wait() = %v; want ErrClosed", err)
