@@ -34,9 +34,9 @@ func TestGroupOfValuesInOrder(t *testing.T) {
 	})
 }
 
-// Members may add members; Wait waits for all of them, and GroupOf keeps the
-// order of addition for values.
-func TestOutsideGroupOfNestedAndOrder(t *testing.T) {
+// TestGroupOfMembersAddMembers: members may add members; Wait waits for all
+// of them, and GroupOf keeps the order of addition for values.
+func TestGroupOfMembersAddMembers(t *testing.T) {
 	q := taskqueue.NewConcurrent(3)
 	g := taskqueue.NewGroupOf[int](context.Background(), q)
 	var total atomic.Int32
@@ -130,9 +130,10 @@ func TestGroupOfCompletedBreak(t *testing.T) {
 	})
 }
 
-// Completed yields every result to each of several concurrent iterations, and
-// Wait afterwards returns at once with the values.
-func TestOutsideGroupOfCompletedConcurrentIterations(t *testing.T) {
+// TestGroupOfCompletedConcurrentIterations: Completed yields every result to
+// each of several iterations that run at once, and Wait afterwards returns
+// at once with the values.
+func TestGroupOfCompletedConcurrentIterations(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		q := taskqueue.NewConcurrent(4)
 		g := taskqueue.NewGroupOf[int](context.Background(), q)
