@@ -73,29 +73,6 @@ func TestKeyedOrderAndParallelism(t *testing.T) {
 	})
 }
 
-// TestKeyedRunSyncFromOwnKey: a task of a key that calls RunSync on its own
-// key runs the inner function in its place; on another key, it waits.
-func TestKeyedRunSyncFromOwnKey(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		ctx := context.Background()
-		k := taskqueue.NewKeyed[int](taskqueue.NewConcurrent(2))
-		var got []string
-		err := k.RunAsync(ctx, 1, func(ctx context.Context) error {
-			got = append(got, "outer")
-			if err := k.RunSync(ctx, 1, func(context.Context) error { got = append(got, "own key"); return nil }); err != nil {
-				return err
-			}
-			return k.RunSync(ctx, 2, func(context.Context) error { got = append(got, "other key"); return nil })
-		}).Wait(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if fmt.Sprint(got) != "[outer own key other key]" {
-			t.Errorf("ran %v", got)
-		}
-	})
-}
-
 // TestKeyedMemoryFollowsKeysWithWork: keys used once leave no lane behind.
 // A Keyed keeps a bounded number of idle lanes to reuse (filled first), so
 // the heap is measured after a first round of n keys and again after a second
@@ -326,67 +303,6 @@ func TestKeyedTryGo(t *testing.T) {
 	})
 }
 
-// TestKeyedRunAfterKeepsOrder: a delayed task holds its key's lane and keeps
-// its place among the key's tasks by due time.
-func TestKeyedRunAfterKeepsOrder(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		target := taskqueue.NewConcurrent(4)
-		k := taskqueue.NewKeyed[string](target)
-		var order []string
-		note := func(s string) func(context.Context) error {
-			return func(context.Context) error { order = append(order, s); return nil }
-		}
-		k.RunAfter(t.Context(), "a", 2*time.Second, note("late"))
-		k.RunAfter(t.Context(), "a", time.Second, note("soon"))
-		if n := k.Lanes(); n != 1 {
-			t.Errorf("Lanes() = %d with delayed tasks waiting; want 1: the lane lives while they wait", n)
-		}
-		time.Sleep(3 * time.Second)
-		synctest.Wait()
-		if fmt.Sprint(order) != "[soon late]" {
-			t.Errorf("ran %v; want [soon late]", order)
-		}
-		if n := k.Lanes(); n != 0 {
-			t.Errorf("Lanes() = %d once the key is idle; want 0", n)
-		}
-		target.Close()
-	})
-}
-
-// TestKeyedCancelKey: CancelKey cancels the key's queued and delayed tasks,
-// lets its running task finish, and later tasks of the key run after it.
-func TestKeyedCancelKey(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		target := taskqueue.NewConcurrent(2)
-		k := taskqueue.NewKeyed[string](target)
-		release := make(chan struct{})
-		var order []string
-		k.Go("p", func() { <-release; order = append(order, "running") })
-		h := k.RunAsync(t.Context(), "p", func(context.Context) error { order = append(order, "queued"); return nil })
-		d := k.RunAfter(t.Context(), "p", time.Minute, func(context.Context) error { order = append(order, "delayed"); return nil })
-		other := k.RunAsync(t.Context(), "q", func(context.Context) error { return nil })
-		synctest.Wait()
-		if n := k.CancelKey("p"); n != 2 {
-			t.Errorf("CancelKey = %d; want 2 (one queued, one delayed)", n)
-		}
-		if !errors.Is(h.Err(), context.Canceled) || !errors.Is(d.Err(), context.Canceled) {
-			t.Errorf("canceled handles report %v, %v; want context.Canceled", h.Err(), d.Err())
-		}
-		after := k.RunAsync(t.Context(), "p", func(context.Context) error { order = append(order, "after"); return nil })
-		close(release)
-		if err := after.Wait(t.Context()); err != nil || other.Wait(t.Context()) != nil {
-			t.Fatal(err)
-		}
-		if fmt.Sprint(order) != "[running after]" {
-			t.Errorf("ran %v; want [running after]", order)
-		}
-		if n := k.CancelKey("nobody"); n != 0 {
-			t.Errorf("CancelKey of a key with no work = %d; want 0", n)
-		}
-		target.Close()
-	})
-}
-
 // TestKeyedStats: Stats tells a key's counts while it has work; Total adds
 // every lane, those dropped included.
 func TestKeyedStats(t *testing.T) {
@@ -452,8 +368,9 @@ func TestKeyedStatsOfReusedLanes(t *testing.T) {
 	})
 }
 
-// "Stats returns the counts of key's lane (... what its tasks did while it
-// held the key), or the zero Stats if key has no work now." "Total returns
+// TestKeyedStatsAcrossReuse: "Stats returns the counts of key's lane (...
+// what its tasks did while it held the key), or the zero Stats if key has
+// no work now." "Total returns
 // the counts of every lane together, those of the lanes dropped so far
 // included."
 //
@@ -464,7 +381,7 @@ func TestKeyedStatsOfReusedLanes(t *testing.T) {
 // Stats(key) is zero and Total holds every task. A broken implementation
 // loses a dropped lane's counts from Total, counts them twice (when the lane
 // is reused), or carries them into the new lane's Stats.
-func TestOutside4KeyedStatsAcrossReuse(t *testing.T) {
+func TestKeyedStatsAcrossReuse(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		target := taskqueue.NewConcurrent(2)
 		var panics atomic.Int32
@@ -520,10 +437,10 @@ func TestOutside4KeyedStatsAcrossReuse(t *testing.T) {
 	})
 }
 
-// Cancellations and refusals across reuse: CancelKey's tasks count as
+// TestKeyedCanceledAcrossReuse: CancelKey's tasks count as
 // Canceled in Total after the lane is dropped, and a closed target's refusals
 // count too. "Every accepted call runs exactly once or reports an error."
-func TestOutside4KeyedCanceledAcrossReuse(t *testing.T) {
+func TestKeyedCanceledAcrossReuse(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		target := taskqueue.NewSerial()
 		k := taskqueue.NewKeyed[int](target)
@@ -566,17 +483,21 @@ func TestOutside4KeyedCanceledAcrossReuse(t *testing.T) {
 	})
 }
 
-// Lanes that go idle and are reused under load: per key, tasks never overlap
-// and run in submission order; every task runs exactly once; once the
-// target is closed, Total adds up to every submission and Lanes is 0.
+// TestKeyedLanesUnderLoad: keys submitted to from goroutines of their own,
+// in every form, their lanes going idle and reused: per key, tasks never
+// overlap and run in submission order; keys run in parallel, never more at
+// once than the target's limit; every task runs exactly once; once the
+// target is closed, Total adds up to every submission, Lanes is 0, a key
+// with no work has the zero Stats, and submissions fail with ErrClosed.
 // A broken implementation that creates a second lane for a key whose first
 // is being dropped runs two tasks of the key at once, or reorders them; one
 // that drops a lane with a task in it loses the task; one that folds a
 // dropped lane's counts twice, or not at all, breaks Total.
-func TestOutside4KeyedReuseStress(t *testing.T) {
+func TestKeyedLanesUnderLoad(t *testing.T) {
 	for round := 0; round < 10; round++ {
 		target := taskqueue.NewConcurrent(2)
 		k := taskqueue.NewKeyed[int](target)
+		tg := newGauge("target of two slots", 2)
 		const keys, perKey = 6, 300
 		var running [keys]atomic.Int32
 		var last [keys]atomic.Int64
@@ -602,6 +523,9 @@ func TestOutside4KeyedReuseStress(t *testing.T) {
 							fail(fmt.Sprintf("key %d: task %d after task %d", key, i, prev))
 						}
 						runs[key][i].Add(1)
+						tg.Enter(fmt.Sprintf("task %d of key %d", i, key))
+						runtime.Gosched()
+						tg.Leave()
 						running[key].Add(-1)
 					}
 					switch rng.IntN(4) {
@@ -653,10 +577,24 @@ func TestOutside4KeyedReuseStress(t *testing.T) {
 		if n := k.Lanes(); n != 0 {
 			t.Fatalf("round %d: %d lanes after the target closed", round, n)
 		}
+		checkGauges(t, tg)
+		if st := k.Stats(keys); st != (taskqueue.Stats{}) {
+			t.Errorf("Stats of a key with no work: %+v, want the zero Stats", st)
+		}
+		if err := k.Go(1, func() {}); err != taskqueue.ErrClosed {
+			t.Errorf("Keyed.Go after the target closed = %v; want ErrClosed", err)
+		}
+		if h := k.RunAsync(context.Background(), 1, nop); h.Err() != taskqueue.ErrClosed {
+			t.Errorf("Keyed.RunAsync after the target closed: Err() = %v; want ErrClosed", h.Err())
+		}
+		if k.TryGo(1, func() {}) {
+			t.Error("Keyed.TryGo after the target closed = true")
+		}
 	}
 }
 
-// "A Keyed is safe for use by multiple goroutines": Stats and Total read
+// TestKeyedReadsWhileLanesDrop: "A Keyed is safe for use by multiple
+// goroutines": Stats and Total read
 // while one key's lane is dropped and made again, over and over. Under -race
 // a read that is not synchronized with a lane's drop is reported. Total's
 // Completed must never go down: it counts the tasks of live lanes and of
@@ -664,7 +602,7 @@ func TestOutside4KeyedReuseStress(t *testing.T) {
 // implementation reads a dropping lane's counts without its lock (race), or
 // lets a task's count vanish between its lane and the dropped total, or
 // counts it in both (then it would go down afterwards).
-func TestOutside4KeyedReadsWhileLanesDrop(t *testing.T) {
+func TestKeyedReadsWhileLanesDrop(t *testing.T) {
 	for round := 0; round < 20; round++ {
 		target := taskqueue.NewConcurrent(2)
 		k := taskqueue.NewKeyed[int](target)
@@ -717,12 +655,14 @@ func TestOutside4KeyedReadsWhileLanesDrop(t *testing.T) {
 	}
 }
 
-// "the key's lane lives while the task waits": a delayed task keeps its lane,
-// Stats(key) and Total show it as Delayed, CancelKey counts it, and the
+// TestKeyedDelayedTasksKeepTheirLane: "the key's lane lives while the task
+// waits, and its tasks keep their order with it": delayed tasks keep their
+// lane and run in due order after the key's task queued at once;
+// Stats(key) and Total show them as Delayed, CancelKey counts them, and the
 // counts survive the lane's drop. A broken implementation drops the lane
 // while a delayed task waits (Lanes 0, the task lost or run out of order) or
 // forgets the canceled task in Total.
-func TestOutside4KeyedDelayedAcrossReuse(t *testing.T) {
+func TestKeyedDelayedTasksKeepTheirLane(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		target := taskqueue.NewConcurrent(2)
 		k := taskqueue.NewKeyed[string](target)
@@ -731,26 +671,26 @@ func TestOutside4KeyedDelayedAcrossReuse(t *testing.T) {
 		note := func(i int) func(context.Context) error {
 			return func(context.Context) error { mu.Lock(); order = append(order, i); mu.Unlock(); return nil }
 		}
-		h1 := k.RunAfter(context.Background(), "p", time.Second, note(1))
-		h2 := k.RunAsync(context.Background(), "p", note(2))
+		h0 := k.RunAfter(context.Background(), "p", 2*time.Second, note(0))
+		k.RunAfter(context.Background(), "p", time.Second, note(1))
+		k.RunAsync(context.Background(), "p", note(2))
 		synctest.Wait()
 		if n := k.Lanes(); n != 1 {
-			t.Errorf("lanes while a delayed task waits: %d, want 1", n)
+			t.Errorf("lanes while delayed tasks wait: %d, want 1", n)
 		}
-		if st := k.Stats("p"); st.Delayed != 1 || st.Completed != 1 {
-			t.Errorf("Stats while a delayed task waits: %+v, want Delayed 1, Completed 1", st)
+		if st := k.Stats("p"); st.Delayed != 2 || st.Completed != 1 {
+			t.Errorf("Stats while delayed tasks wait: %+v, want Delayed 2, Completed 1", st)
 		}
-		if err := h1.Wait(context.Background()); err != nil {
+		if err := h0.Wait(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		_ = h2
 		synctest.Wait()
 		if n := k.Lanes(); n != 0 {
 			t.Errorf("lanes once idle: %d", n)
 		}
 		h3 := k.RunAfter(context.Background(), "p", time.Hour, note(3))
 		synctest.Wait()
-		if tot := k.Total(); tot.Delayed != 1 || tot.Completed != 2 {
+		if tot := k.Total(); tot.Delayed != 1 || tot.Completed != 3 {
 			t.Errorf("Total with one delayed task: %+v", tot)
 		}
 		if n := k.CancelKey("p"); n != 1 {
@@ -760,112 +700,22 @@ func TestOutside4KeyedDelayedAcrossReuse(t *testing.T) {
 			t.Errorf("canceled delayed task: %v", err)
 		}
 		synctest.Wait()
-		if tot := k.Total(); tot.Delayed != 0 || tot.Completed != 2 || tot.Canceled != 1 || k.Lanes() != 0 {
-			t.Errorf("Total after CancelKey and the lane's drop: %+v, lanes %d; want Completed 2, Canceled 1", tot, k.Lanes())
+		if tot := k.Total(); tot.Delayed != 0 || tot.Completed != 3 || tot.Canceled != 1 || k.Lanes() != 0 {
+			t.Errorf("Total after CancelKey and the lane's drop: %+v, lanes %d; want Completed 3, Canceled 1", tot, k.Lanes())
 		}
 		mu.Lock()
 		defer mu.Unlock()
-		if len(order) != 2 || order[0] != 2 || order[1] != 1 {
-			t.Errorf("ran %v, want [2 1]", order)
+		if fmt.Sprint(order) != "[2 1 0]" {
+			t.Errorf("ran %v, want [2 1 0]: the task queued at once, then the delayed ones in due order", order)
 		}
 	})
 }
 
-// Each key's tasks run one at a time in submission order, different keys in
-// parallel up to the target's limit, whatever the mix of submissions; lanes go
-// away once idle and Total adds up.
-func TestOutsideKeyedOrderAndExclusivity(t *testing.T) {
-	target := taskqueue.NewConcurrent(3)
-	k := taskqueue.NewKeyed[int](target)
-	const keys, per = 8, 300
-	var targetRunning, targetMax atomic.Int32
-	inKey := make([]atomic.Int32, keys)
-	last := make([]int, keys)
-	var bad atomic.Int32
-	ctx := context.Background()
-	var wg sync.WaitGroup
-	var handles sync.Map
-	for key := range keys {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 1; i <= per; i++ {
-				f := func() {
-					r := targetRunning.Add(1)
-					for {
-						m := targetMax.Load()
-						if r <= m || targetMax.CompareAndSwap(m, r) {
-							break
-						}
-					}
-					if inKey[key].Add(1) != 1 {
-						bad.Add(1)
-					}
-					if last[key] != i-1 {
-						bad.Add(1000)
-					}
-					last[key] = i
-					inKey[key].Add(-1)
-					targetRunning.Add(-1)
-				}
-				switch i % 3 {
-				case 0:
-					if err := k.Go(key, f); err != nil {
-						t.Error(err)
-						return
-					}
-				case 1:
-					h := k.RunAsync(ctx, key, func(context.Context) error { f(); return nil })
-					handles.Store(h, true)
-				case 2:
-					if err := k.RunSync(ctx, key, func(context.Context) error { f(); return nil }); err != nil {
-						t.Error(err)
-						return
-					}
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	handles.Range(func(h, _ any) bool {
-		if err := h.(*taskqueue.Handle).Wait(ctx); err != nil {
-			t.Error(err)
-		}
-		return true
-	})
-	if err := target.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if n := bad.Load(); n != 0 {
-		t.Fatalf("per-key order or exclusivity broken (%d)", n)
-	}
-	if m := targetMax.Load(); m > 3 {
-		t.Fatalf("%d ran at once on a target of limit 3", m)
-	}
-	if n := k.Lanes(); n != 0 {
-		t.Fatalf("Lanes = %d once idle", n)
-	}
-	tot := k.Total()
-	if tot.Completed != keys*per || tot.Succeeded != keys*per || tot.Queued != 0 || tot.Running != 0 {
-		t.Fatalf("Total %+v, want Completed %d", tot, keys*per)
-	}
-	if st := k.Stats(3); st != (taskqueue.Stats{}) {
-		t.Fatalf("Stats of a key with no work: %+v, want zero", st)
-	}
-	if err := k.Go(1, func() {}); !errors.Is(err, taskqueue.ErrClosed) {
-		t.Fatalf("Keyed.Go after target closed: %v", err)
-	}
-	if h := k.RunAsync(ctx, 1, func(context.Context) error { return nil }); !errors.Is(h.Err(), taskqueue.ErrClosed) {
-		t.Fatalf("Keyed.RunAsync after target closed: %v", h.Err())
-	}
-	if k.TryGo(1, func() {}) {
-		t.Fatal("Keyed.TryGo after target closed reported true")
-	}
-}
-
-// CancelKey cancels the key's waiting tasks (delayed ones too) and counts them;
-// the running one goes on, later ones run after it.
-func TestOutsideKeyedCancelKey(t *testing.T) {
+// TestKeyedCancelKey: CancelKey cancels the key's tasks that have not
+// started, delayed ones and those of Go included, and counts them; the
+// running one goes on, later ones run after it, and other keys are not
+// touched; a key with no work has nothing to cancel.
+func TestKeyedCancelKey(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		target := taskqueue.NewConcurrent(2)
 		k := taskqueue.NewKeyed[string](target)
@@ -923,16 +773,19 @@ func TestOutsideKeyedCancelKey(t *testing.T) {
 		if tot.Canceled != 5 || tot.Completed != 3 {
 			t.Errorf("Total %+v, want Canceled 5 Completed 3", tot)
 		}
+		if n := k.CancelKey("nobody"); n != 0 {
+			t.Errorf("CancelKey of a key with no work = %d; want 0", n)
+		}
 		if k.Lanes() != 0 {
 			t.Errorf("Lanes = %d", k.Lanes())
 		}
 	})
 }
 
-// RunSync from a key's task: on its own key with the task's context it runs in
-// place; on another key (an idle sibling lane) with the task's context it runs in
-// the task's place too, even when the target has a single slot.
-func TestOutsideKeyedRunSyncInPlace(t *testing.T) {
+// TestKeyedRunSyncInPlace: RunSync from a key's task, with the task's
+// context, runs in the task's place on its own key, on another key (an idle
+// sibling lane) and on the target, even when the target has a single slot.
+func TestKeyedRunSyncInPlace(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		target := taskqueue.NewSerial()
 		k := taskqueue.NewKeyed[int](target)
@@ -963,37 +816,10 @@ func TestOutsideKeyedRunSyncInPlace(t *testing.T) {
 	})
 }
 
-// Keyed.TryGo: false when the key has a task queued, or the target has no free slot.
-func TestOutsideKeyedTryGo(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		target := taskqueue.NewConcurrent(2)
-		k := taskqueue.NewKeyed[int](target)
-		var ran atomic.Int32
-		f := func() { ran.Add(1) }
-		block := make(chan struct{})
-		if !k.TryGo(1, func() { <-block }) {
-			t.Fatal("TryGo on an idle Keyed reported false")
-		}
-		synctest.Wait()
-		if k.TryGo(1, f) {
-			t.Errorf("TryGo on a key whose task runs reported true")
-		}
-		target.Go(func() { <-block })
-		synctest.Wait()
-		if k.TryGo(2, f) {
-			t.Errorf("TryGo with the target's slots all busy reported true")
-		}
-		close(block)
-		target.Close()
-		if ran.Load() != 0 {
-			t.Errorf("ran %d", ran.Load())
-		}
-	})
-}
-
-// CancelKey racing with submissions: every accepted task runs once or is counted
-// as canceled.
-func TestOutsideKeyedCancelKeyRace(t *testing.T) {
+// TestKeyedCancelKeyRace: CancelKey racing with submissions on real time:
+// every accepted task runs once or is counted as canceled, in CancelKey's
+// counts and in Total.
+func TestKeyedCancelKeyRace(t *testing.T) {
 	for round := range 30 {
 		target := taskqueue.NewConcurrent(2)
 		k := taskqueue.NewKeyed[int](target)
