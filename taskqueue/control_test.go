@@ -11,58 +11,11 @@ import (
 	"github.com/taskqueue-go/taskqueue/taskqueue"
 )
 
-// TestSuspendAndSetLimit: a suspended queue accepts tasks and starts none
-// until Resume; SetLimit raises and lowers a concurrent queue's limit.
-func TestSuspendAndSetLimit(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		ctx := context.Background()
-		q := taskqueue.NewConcurrent(1)
-		q.Suspend()
-		var ran atomic.Int32
-		h := q.RunAsync(ctx, func(context.Context) error { ran.Add(1); return nil })
-		synctest.Wait()
-		if ran.Load() != 0 || h.IsDone() {
-			t.Fatal("a suspended queue ran a task")
-		}
-		if st := q.Stats(); st.Queued != 1 {
-			t.Errorf("Queued = %d on a suspended queue; want 1", st.Queued)
-		}
-		q.Resume()
-		if err := h.Wait(ctx); err != nil || ran.Load() != 1 {
-			t.Fatalf("after Resume: %v, ran %d", err, ran.Load())
-		}
-
-		var now, peak atomic.Int32
-		gate := make(chan struct{})
-		for range 8 {
-			q.Go(func() {
-				n := now.Add(1)
-				for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
-				}
-				<-gate
-				now.Add(-1)
-			})
-		}
-		synctest.Wait()
-		q.SetLimit(3)
-		synctest.Wait()
-		if n := now.Load(); n != 3 {
-			t.Errorf("%d tasks running after SetLimit(3); want 3", n)
-		}
-		if q.Stats().Limit != 3 {
-			t.Errorf("Stats().Limit = %d; want 3", q.Stats().Limit)
-		}
-		close(gate)
-		q.Close()
-		if p := peak.Load(); p != 3 {
-			t.Errorf("at most %d ran at once; want 3", p)
-		}
-	})
-}
-
-// Suspend stops starts, nests, and RunSync from outside waits on a suspended
-// idle queue (it is not idle for RunSync's run-on-caller rule).
-func TestOutsideSuspendHoldsRunSyncAndNests(t *testing.T) {
+// TestSuspend: a suspended queue accepts tasks and starts none until each
+// Suspend has had its Resume; RunSync from outside waits on a suspended idle
+// queue (which is not idle for RunSync's run-on-caller rule), and Apply's
+// caller takes no slot of it.
+func TestSuspend(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		q := taskqueue.NewSerial()
 		q.Suspend()
@@ -101,54 +54,53 @@ func TestOutsideSuspendHoldsRunSyncAndNests(t *testing.T) {
 	})
 }
 
-// SetLimit: raising starts waiting tasks at once, lowering bounds the running
-// count once running tasks finish.
-func TestOutsideSetLimit(t *testing.T) {
+// TestSetLimit: raising a concurrent queue's limit starts waiting tasks at
+// once; lowering it lets the running tasks finish, after which no more than
+// the new limit run, on a busy queue and on an idle one.
+func TestSetLimit(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		q := taskqueue.NewConcurrent(1)
-		var running, maxRunning atomic.Int32
-		block := make(chan struct{})
-		task := func() {
-			r := running.Add(1)
-			for {
-				m := maxRunning.Load()
-				if r <= m || maxRunning.CompareAndSwap(m, r) {
-					break
+		g := newGauge("queue raised to 4", 4)
+		var lowered atomic.Bool
+		var beside atomic.Int64
+		gate := make(chan struct{})
+		for range 8 {
+			q.Go(func() {
+				if n := g.Enter("task"); lowered.Load() && n > 1 {
+					beside.Store(n) // started after SetLimit(1) beside another
 				}
-			}
-			<-block
-			running.Add(-1)
-		}
-		for range 6 {
-			q.Go(task)
+				<-gate
+				g.Leave()
+			})
 		}
 		synctest.Wait()
-		if running.Load() != 1 {
-			t.Fatalf("running %d at limit 1", running.Load())
+		if n := g.Now(); n != 1 {
+			t.Fatalf("%d tasks running at limit 1", n)
 		}
 		q.SetLimit(4)
 		synctest.Wait()
-		if running.Load() != 4 || q.Stats().Limit != 4 {
-			t.Fatalf("after SetLimit(4): running %d, Limit %d", running.Load(), q.Stats().Limit)
+		if n := g.Now(); n != 4 || q.Stats().Limit != 4 {
+			t.Fatalf("after SetLimit(4): %d running, Limit %d; want 4 and 4", n, q.Stats().Limit)
 		}
+		lowered.Store(true) // no task starts meanwhile: four run, at the limit
 		q.SetLimit(1)
-		maxRunning.Store(0)
-		close(block)
-		q.Close()
-		if maxRunning.Load() > 4 {
-			t.Fatalf("max running %d", maxRunning.Load())
+		close(gate)
+		if err := q.Close(); err != nil {
+			t.Fatal(err)
 		}
-		// after lowering, no more than 1 at once for new tasks
-		q2 := taskqueue.NewConcurrent(3)
-		q2.SetLimit(1)
-		ex := newGauge("serial queue", 1)
+		if n := beside.Load(); n != 0 {
+			t.Errorf("a task started after SetLimit(1) with %d running", n)
+		}
+		checkGauges(t, g)
+
+		idle := taskqueue.NewConcurrent(3)
+		idle.SetLimit(1)
+		one := newGauge("queue lowered to 1 while idle", 1)
 		for range 50 {
-			q2.Go(func() { ex.Enter("function"); time.Sleep(time.Millisecond); ex.Leave() })
+			idle.Go(func() { one.Enter("task"); time.Sleep(time.Millisecond); one.Leave() })
 		}
-		q2.Close()
-		if over := ex.Over(); over != "" {
-			t.Fatalf("after SetLimit(1): %s", over)
-		}
+		idle.Close()
+		checkGauges(t, one)
 	})
 }
 
