@@ -53,6 +53,10 @@ func TestCloseNowCountsWhatNeverRan(t *testing.T) {
 	}
 }
 
+// TestCloseDrainsAndRejects: Close stops a queue from accepting tasks and
+// waits until every task it accepted has run, delayed ones when they come
+// due; every submission after it fails with ErrClosed, and a second Close
+// returns nil.
 func TestCloseDrainsAndRejects(t *testing.T) {
 	forEachKind(t, func(t *testing.T, k queueKind) {
 		q := k.new()
@@ -127,6 +131,8 @@ func TestRunSyncFromOwnTaskWhileClosing(t *testing.T) {
 	})
 }
 
+// TestShutdownFromOwnTaskPanics: Shutdown from one of the queue's own tasks,
+// with the task's context, panics instead of waiting for itself.
 func TestShutdownFromOwnTaskPanics(t *testing.T) {
 	forEachKind(t, func(t *testing.T, k queueKind) {
 		q := k.new()
@@ -144,6 +150,8 @@ func TestShutdownFromOwnTaskPanics(t *testing.T) {
 	})
 }
 
+// TestShutdownDeadline: Shutdown returns ctx.Err() when its context is done
+// first, the tasks going on, and may be called again to wait for them.
 func TestShutdownDeadline(t *testing.T) {
 	forEachKind(t, func(t *testing.T, k queueKind) {
 		q := k.new()
@@ -160,6 +168,10 @@ func TestShutdownDeadline(t *testing.T) {
 	})
 }
 
+// TestCloseNow: CloseNow cancels every task that has not started (queued,
+// delayed, of Go, a waiting RunSync), completes their handles with
+// ErrClosed, leaves no timer, reports how many it canceled, lets the
+// running tasks finish for Shutdown, and a second CloseNow cancels nothing.
 func TestCloseNow(t *testing.T) {
 	forEachKind(t, func(t *testing.T, k queueKind) {
 		q := k.new()
@@ -201,56 +213,8 @@ func TestCloseNow(t *testing.T) {
 		if want := (taskqueue.Stats{Limit: s.Limit, Completed: uint64(s.Limit), Succeeded: uint64(s.Limit), Canceled: 8}); s != want {
 			t.Errorf("Stats() = %+v; want %+v", s, want)
 		}
-	})
-}
-
-// Shutdown waits for delayed tasks to come due and run; CloseNow cancels them and counts them.
-func TestOutsideShutdownAndCloseNowWithDelayed(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		q := taskqueue.NewSerial()
-		t0 := time.Now()
-		var ranAt time.Duration
-		h := q.RunAfter(context.Background(), 10*time.Second, func(context.Context) error { ranAt = time.Since(t0); return nil })
-		if err := q.Close(); err != nil {
-			t.Fatal(err)
-		}
-		if !h.IsDone() || h.Err() != nil || ranAt != 10*time.Second {
-			t.Fatalf("Close returned before the delayed task ran: done %v err %v ranAt %v", h.IsDone(), h.Err(), ranAt)
-		}
-		if err := q.Go(func() {}); !errors.Is(err, taskqueue.ErrClosed) {
-			t.Fatalf("Go after Close: %v", err)
-		}
-		if h := q.RunAfter(context.Background(), time.Second, func(context.Context) error { return nil }); !errors.Is(h.Err(), taskqueue.ErrClosed) {
-			t.Fatalf("RunAfter after Close: %v", h.Err())
-		}
-
-		q2 := taskqueue.NewConcurrent(3)
-		block := make(chan struct{})
-		q2.Go(func() { <-block })
-		var hs []*taskqueue.Handle
-		for i := range 5 {
-			hs = append(hs, q2.RunAfter(context.Background(), time.Duration(i+1)*time.Second, func(context.Context) error { return nil }))
-		}
-		hs = append(hs, q2.RunAsync(context.Background(), func(context.Context) error { <-block; return nil }))
-		synctest.Wait()
-		n := q2.CloseNow()
-		if n != 5 {
-			t.Errorf("CloseNow returned %d, want 5 (the delayed tasks)", n)
-		}
-		for i, h := range hs[:5] {
-			if !h.IsDone() || !errors.Is(h.Err(), taskqueue.ErrClosed) {
-				t.Errorf("delayed handle %d: done %v err %v", i, h.IsDone(), h.Err())
-			}
-		}
-		close(block)
-		if err := q2.Shutdown(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		if hs[5].Err() != nil {
-			t.Fatalf("running task: %v", hs[5].Err())
-		}
-		if n2 := q2.CloseNow(); n2 != 0 {
-			t.Errorf("second CloseNow returned %d", n2)
+		if n := q.CloseNow(); n != 0 {
+			t.Errorf("a second CloseNow() = %d; want 0", n)
 		}
 	})
 }
@@ -297,10 +261,11 @@ func TestCloseNowCancelsEveryQueuedTask(t *testing.T) {
 	})
 }
 
-// Every accepted task runs exactly once or its handle completes with ErrClosed,
-// CloseNow's count matches what it dropped, and Stats adds up once idle, while
-// CloseNow races with submitters.
-func TestOutsideCloseNowRaceAccounting(t *testing.T) {
+// TestCloseNowRacesSubmitters: while CloseNow races with submitters on real
+// time, every accepted task runs exactly once or its handle completes with
+// ErrClosed, CloseNow's count matches what it dropped, and Stats adds up
+// once idle.
+func TestCloseNowRacesSubmitters(t *testing.T) {
 	for round := range 40 {
 		var q *taskqueue.Queue
 		if round%2 == 0 {
@@ -397,14 +362,15 @@ func TestOutsideCloseNowRaceAccounting(t *testing.T) {
 	}
 }
 
-// Tasks whose helpers run RunSync in their place race CloseNow on a
+// TestCloseNowRacesInPlaceCalls: tasks whose helpers run RunSync in their
+// place race CloseNow on a
 // concurrent queue. Docs: CloseNow "cancels every task that has not
 // started"; "Every handle completes"; Stats "add up exactly once q is idle":
 // Completed is Succeeded + Failed + Panicked, and every submission ends as
 // completed, canceled or rejected (an in-place RunSync counts as a completed
 // task, as the queue reports it). A broken queue loses a call (the sum is
 // short), counts one twice, or leaves a handle pending (the deadline).
-func TestOutside3CloseNowRacesInPlaceStatsAddUp(t *testing.T) {
+func TestCloseNowRacesInPlaceCalls(t *testing.T) {
 	for iter := 0; iter < 40 && !t.Failed(); iter++ {
 		q := taskqueue.NewConcurrent(2)
 		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
@@ -464,31 +430,6 @@ func TestOutside3CloseNowRacesInPlaceStatsAddUp(t *testing.T) {
 	}
 }
 
-// TestRunSyncOnOwnConcurrentQueueKeepsTheBooks is a program that once
-// corrupted the scheduler's slot books: a task of a concurrent queue with a
-// free slot calls RunSync on its own queue. The inner call took a second slot
-// under the same goroutine, and freeing it freed the worker's own, so that
-// a slot stayed recorded under a goroutine that had exited, and Close from
-// a plain goroutine later panicked as if called from a task.
-func TestRunSyncOnOwnConcurrentQueueKeepsTheBooks(t *testing.T) {
-	ctx := context.Background()
-	q := taskqueue.NewConcurrent(2)
-	h := q.RunAsync(ctx, func(ctx context.Context) error {
-		return q.RunSync(ctx, func(context.Context) error { return nil })
-	})
-	if err := h.Wait(ctx); err != nil {
-		t.Fatalf("Wait = %v", err)
-	}
-	closed := make(chan any)
-	go func() {
-		defer func() { closed <- recover() }()
-		q.Close()
-	}()
-	if v := <-closed; v != nil {
-		t.Fatalf("Close from a plain goroutine panicked: %v", v)
-	}
-}
-
 // TestCloseFromGoroutinesAfterManyTasks starts and ends many workers, each
 // task running a nested RunSync in its place, then closes from new
 // goroutines: none of them holds a slot, so Close neither panics nor waits
@@ -520,17 +461,20 @@ func TestCloseFromGoroutinesAfterManyTasks(t *testing.T) {
 	}
 }
 
-// TestCloseTargetClosesChildren: closing a target closes its subtree to new
-// tasks; Shutdown of the target waits for the tasks its children accepted,
-// delayed ones included.
+// TestCloseTargetClosesChildren: closing a target closes its subtree, its
+// children and the lanes of a Keyed on it, to new tasks; Close of the
+// target waits for the tasks they accepted, delayed ones and running ones
+// included.
 func TestCloseTargetClosesChildren(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
 		root := taskqueue.NewConcurrent(2)
 		child := taskqueue.NewSerial(taskqueue.WithTarget(root))
+		k := taskqueue.NewKeyed[int](root)
 		var ran atomic.Int32
 		child.RunAfter(ctx, time.Hour, func(context.Context) error { ran.Add(1); return nil })
-		child.Go(func() { ran.Add(1) })
+		k.RunAfter(ctx, 1, 2*time.Hour, func(context.Context) error { ran.Add(1); return nil })
+		child.Go(func() { time.Sleep(time.Second); ran.Add(1) })
 		closed := make(chan error)
 		go func() { closed <- root.Close() }()
 		synctest.Wait()
@@ -540,49 +484,29 @@ func TestCloseTargetClosesChildren(t *testing.T) {
 		if h := child.RunAfter(ctx, time.Second, func(context.Context) error { return nil }); h.Err() != taskqueue.ErrClosed {
 			t.Errorf("RunAfter on a child of a closed target: %v; want ErrClosed", h.Err())
 		}
+		if err := k.Go(2, func() {}); err != taskqueue.ErrClosed {
+			t.Errorf("Keyed.Go on a closed target = %v; want ErrClosed", err)
+		}
 		select {
 		case <-closed:
-			t.Fatal("Close of the target returned before the child's delayed task ran")
+			t.Fatal("Close of the target returned before the subtree's accepted tasks ran")
 		default:
 		}
-		time.Sleep(time.Hour)
+		time.Sleep(2 * time.Hour)
 		if err := <-closed; err != nil {
 			t.Fatal(err)
 		}
-		if got := ran.Load(); got != 2 {
-			t.Errorf("%d of the child's accepted tasks ran; want 2", got)
+		if got := ran.Load(); got != 3 {
+			t.Errorf("%d of the subtree's 3 accepted tasks ran; want 3", got)
 		}
 	})
 }
 
-// Closing the target closes its children; the target's Shutdown waits for their
-// accepted tasks, delayed ones included.
-func TestOutsideTargetCloseClosesChildren(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		target := taskqueue.NewConcurrent(2)
-		child := taskqueue.NewSerial(taskqueue.WithTarget(target))
-		k := taskqueue.NewKeyed[int](target)
-		ctx := context.Background()
-		var ran atomic.Int32
-		child.RunAfter(ctx, time.Minute, func(context.Context) error { ran.Add(1); return nil })
-		k.RunAfter(ctx, 1, 2*time.Minute, func(context.Context) error { ran.Add(1); return nil })
-		child.Go(func() { time.Sleep(time.Second); ran.Add(1) })
-		if err := target.Close(); err != nil {
-			t.Fatal(err)
-		}
-		if ran.Load() != 3 {
-			t.Errorf("target's Close returned with %d of 3 subtree tasks run", ran.Load())
-		}
-		if err := child.Go(func() {}); !errors.Is(err, taskqueue.ErrClosed) {
-			t.Errorf("child Go after target closed: %v", err)
-		}
-	})
-}
-
-// CloseNow on a target cancels its own waiting tasks; the queues of its
-// subtree are closed to new tasks and run what they had accepted, as
-// documented, until CloseNow is called on them.
-func TestOutsideTargetCloseNowSubtree(t *testing.T) {
+// TestCloseNowOfATargetClosesItsSubtree: CloseNow on a target cancels its
+// own waiting tasks; the queues of its subtree are closed to new tasks and
+// run what they had accepted, as documented, until CloseNow is called on
+// them.
+func TestCloseNowOfATargetClosesItsSubtree(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		target := taskqueue.NewSerial()
 		child := taskqueue.NewSerial(taskqueue.WithTarget(target))
