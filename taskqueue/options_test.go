@@ -15,11 +15,13 @@ import (
 	"github.com/taskqueue-go/taskqueue/taskqueue"
 )
 
+// TestMaxQueuedFailWhenFull: made WithFailWhenFull, a full bounded queue
+// refuses every submission at once with ErrQueueFull, delayed tasks taking
+// room too and a running task none, until room is made.
 func TestMaxQueuedFailWhenFull(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		q := taskqueue.NewSerial(taskqueue.WithMaxQueued(2), taskqueue.WithFailWhenFull())
 		release := block(t, q) // running: takes no room
-		nop := func(context.Context) error { return nil }
 		q.RunAsync(t.Context(), nop)
 		q.RunAfter(t.Context(), time.Hour, nop) // delayed tasks take room too
 		if err := q.Go(func() {}); err != taskqueue.ErrQueueFull {
@@ -43,18 +45,27 @@ func TestMaxQueuedFailWhenFull(t *testing.T) {
 	})
 }
 
+// TestMaxQueuedWaitWhenFull: on a full bounded queue, a submission with a
+// context waits for room until its context is done (RunAsync and RunSync),
+// Go fails at once, room made by a starting task goes to a waiting
+// submitter, Close wakes those still waiting, and Stats counts each refusal.
 func TestMaxQueuedWaitWhenFull(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		q := taskqueue.NewSerial(taskqueue.WithMaxQueued(1))
 		release := block(t, q)
-		nop := func(context.Context) error { return nil }
 		q.RunAsync(t.Context(), nop)
 
 		// A submission with a context waits for room until the context ends.
+		start := time.Now()
 		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
 		defer cancel()
-		if err := q.RunAsync(ctx, nop).Err(); err != context.DeadlineExceeded {
-			t.Errorf("RunAsync on a full queue: Err() = %v; want DeadlineExceeded after waiting", err)
+		if err := q.RunAsync(ctx, nop).Err(); err != context.DeadlineExceeded || time.Since(start) != time.Second {
+			t.Errorf("RunAsync on a full queue: Err() = %v after %v; want DeadlineExceeded after 1s", err, time.Since(start))
+		}
+		ctx, cancel = context.WithTimeout(t.Context(), time.Second)
+		defer cancel()
+		if err := q.RunSync(ctx, nop); err != context.DeadlineExceeded || time.Since(start) != 2*time.Second {
+			t.Errorf("RunSync on a full queue = %v after %v; want DeadlineExceeded after another second", err, time.Since(start)-time.Second)
 		}
 		if err := q.Go(func() {}); err != taskqueue.ErrQueueFull {
 			t.Errorf("Go = %v; want ErrQueueFull: Go never waits", err)
@@ -84,125 +95,53 @@ func TestMaxQueuedWaitWhenFull(t *testing.T) {
 		if err := <-closed; err != nil {
 			t.Errorf("Close = %v", err)
 		}
+		if s := q.Stats(); s.Rejected != 4 {
+			t.Errorf("Stats().Rejected = %d; want 4 (two contexts ended, one Go, one Close)", s.Rejected)
+		}
 	})
 }
 
-// TestMaxQueuedOwnTaskNeverWaits checks that a task submitting to its own
-// full queue gets ErrQueueFull instead of waiting for room it would have to
-// make itself.
+// TestMaxQueuedOwnTaskNeverWaits: a task that submits to a full queue it
+// could be waiting for itself gets ErrQueueFull instead of waiting for room
+// it would have to make itself: a task of the queue itself, and a task that
+// holds the one slot of the serial target the queue's tasks need. RunSync
+// from the queue's own task runs in its place and needs no room.
 func TestMaxQueuedOwnTaskNeverWaits(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		q := taskqueue.NewSerial(taskqueue.WithMaxQueued(1))
-		nop := func(context.Context) error { return nil }
-		h := q.RunAsync(t.Context(), func(ctx context.Context) error {
-			q.RunAsync(ctx, nop) // fills the queue
-			if err := q.RunAsync(ctx, nop).Err(); err != taskqueue.ErrQueueFull {
-				t.Errorf("RunAsync from the queue's own task: Err() = %v; want ErrQueueFull", err)
+	t.Run("own queue", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			q := taskqueue.NewSerial(taskqueue.WithMaxQueued(1))
+			h := q.RunAsync(t.Context(), func(ctx context.Context) error {
+				q.RunAsync(ctx, nop) // fills the queue
+				if err := q.RunAsync(ctx, nop).Err(); err != taskqueue.ErrQueueFull {
+					t.Errorf("RunAsync from the queue's own task: Err() = %v; want ErrQueueFull", err)
+				}
+				if err := q.RunAfter(ctx, time.Second, nop).Err(); err != taskqueue.ErrQueueFull {
+					t.Errorf("RunAfter from the queue's own task: Err() = %v; want ErrQueueFull", err)
+				}
+				if err := q.RunSync(ctx, nop); err != nil {
+					t.Errorf("RunSync in place on the full queue = %v; want nil", err)
+				}
+				return nil
+			})
+			if err := h.Wait(t.Context()); err != nil {
+				t.Fatal(err)
 			}
-			if err := q.RunAfter(ctx, time.Second, nop).Err(); err != taskqueue.ErrQueueFull {
-				t.Errorf("RunAfter from the queue's own task: Err() = %v; want ErrQueueFull", err)
-			}
-			return nil
+			q.Close()
 		})
-		if err := h.Wait(t.Context()); err != nil {
-			t.Fatal(err)
-		}
-		q.Close()
 	})
-}
-
-// A task submitting to its own full queue with WaitWhenFull gets ErrQueueFull
-// instead of waiting for itself; RunAsync from outside waits for room until its
-// context ends.
-func TestOutsideMaxQueuedWaitWhenFull(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		q := taskqueue.NewSerial(taskqueue.WithMaxQueued(1))
-		ctx := context.Background()
-		release := make(chan struct{})
-		var inner error
-		var innerSync error
-		h := q.RunAsync(ctx, func(tctx context.Context) error {
-			// fill the queue
-			if err := q.Go(func() {}); err != nil {
-				return err
+	t.Run("serial target's task", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			target := taskqueue.NewSerial()
+			child := taskqueue.NewSerial(taskqueue.WithTarget(target), taskqueue.WithMaxQueued(1))
+			err := target.RunSync(t.Context(), func(ctx context.Context) error {
+				child.Go(func() {}) // fills the child: it cannot start while the target's slot is held
+				return child.RunAsync(ctx, nop).Wait(context.Background())
+			})
+			if !errors.Is(err, taskqueue.ErrQueueFull) {
+				t.Errorf("RunAsync on a full child from a task of its serial target: %v; want ErrQueueFull", err)
 			}
-			inner = q.RunAsync(tctx, func(context.Context) error { return nil }).Err()
-			// RunSync with the task's context runs in place: no room needed.
-			innerSync = q.RunSync(tctx, func(context.Context) error { return nil })
-			<-release
-			return nil
+			target.Close()
 		})
-		synctest.Wait()
-		if !errors.Is(inner, taskqueue.ErrQueueFull) {
-			t.Errorf("RunAsync from a task into its own full queue: %v, want ErrQueueFull", inner)
-		}
-		if innerSync != nil {
-			t.Errorf("RunSync in place on a full queue: %v", innerSync)
-		}
-		// From outside: waits for room.
-		wctx, cancel := context.WithTimeout(ctx, time.Minute)
-		defer cancel()
-		h2c := make(chan *taskqueue.Handle, 1)
-		go func() { h2c <- q.RunAsync(wctx, func(context.Context) error { return nil }) }()
-		synctest.Wait()
-		var h2 *taskqueue.Handle
-		select {
-		case h2 = <-h2c:
-			t.Errorf("RunAsync on a full WaitWhenFull queue did not wait: %v", h2.Err())
-		default:
-		}
-		if err := q.Go(func() {}); !errors.Is(err, taskqueue.ErrQueueFull) {
-			t.Errorf("Go on full queue: %v", err)
-		}
-		close(release)
-		if h2 == nil {
-			h2 = <-h2c
-		}
-		if err := h2.Wait(ctx); err != nil {
-			t.Fatalf("RunAsync that waited for room: %v", err)
-		}
-		if err := h.Wait(ctx); err != nil {
-			t.Fatal(err)
-		}
-		// Times out when nothing frees room.
-		block := make(chan struct{})
-		q.Go(func() { <-block })
-		synctest.Wait()
-		q.Go(func() {})
-		tctx, cancel2 := context.WithTimeout(ctx, time.Second)
-		defer cancel2()
-		h3 := q.RunAsync(tctx, func(context.Context) error { return nil })
-		if err := h3.Wait(ctx); !errors.Is(err, context.DeadlineExceeded) {
-			t.Fatalf("RunAsync waiting for room past its deadline: %v", err)
-		}
-		if err := q.RunSync(tctx, func(context.Context) error { return nil }); !errors.Is(err, context.DeadlineExceeded) {
-			t.Fatalf("RunSync on a full queue with a done context: %v", err)
-		}
-		close(block)
-		q.Close()
-		st := q.Stats()
-		if st.Rejected < 3 {
-			t.Errorf("Rejected = %d, want at least 3 (%+v)", st.Rejected, st)
-		}
-	})
-}
-
-// TestSubmissionThatWouldWaitForItselfFails: a task that holds the one slot
-// of a serial target submits to a full bounded child of it: waiting for
-// room could only wait for itself (the child's tasks need that slot), so
-// the submission fails with ErrQueueFull instead of hanging.
-func TestSubmissionThatWouldWaitForItselfFails(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		target := taskqueue.NewSerial()
-		child := taskqueue.NewSerial(taskqueue.WithTarget(target), taskqueue.WithMaxQueued(1))
-		err := target.RunSync(t.Context(), func(ctx context.Context) error {
-			child.Go(func() {}) // fills the child: it cannot start while the target's slot is held
-			return child.RunAsync(ctx, func(context.Context) error { return nil }).Wait(context.Background())
-		})
-		if !errors.Is(err, taskqueue.ErrQueueFull) {
-			t.Errorf("RunAsync on a full child from a task of its serial target: %v; want ErrQueueFull", err)
-		}
-		target.Close()
 	})
 }
 
@@ -241,18 +180,18 @@ func TestRunSyncAcrossTheTree(t *testing.T) {
 	})
 }
 
-// o3Tree is a target of limit 2 with two serial children, a concurrent child
+// A gaugedTree is a target of limit 2 with two serial children, a concurrent child
 // of limit 2 and a serial grandchild under the first serial child, each with
 // a gauge that counts what executes on it and, for the target, on the whole
 // tree.
-type o3Tree struct {
+type gaugedTree struct {
 	t, a, b, c, g           *taskqueue.Queue
 	gt, ga, gb, gc, gg      *testkit.Gauge
 	onT, onA, onB, onC, onG testkit.Gauges
 }
 
-func newO3Tree() *o3Tree {
-	tr := &o3Tree{}
+func newGaugedTree() *gaugedTree {
+	tr := &gaugedTree{}
 	tr.t = taskqueue.NewConcurrent(2)
 	tr.a = taskqueue.NewSerial(taskqueue.WithTarget(tr.t))
 	tr.b = taskqueue.NewSerial(taskqueue.WithTarget(tr.t))
@@ -268,36 +207,36 @@ func newO3Tree() *o3Tree {
 	return tr
 }
 
-func (tr *o3Tree) check(t *testing.T) {
+func (tr *gaugedTree) check(t *testing.T) {
 	t.Helper()
 	checkGauges(t, tr.gt, tr.ga, tr.gb, tr.gc, tr.gg)
 }
 
-// A task of a serial child starts helpers that, with its context and at the
-// same time, wait for tasks of a sibling (Handle.Wait, Group.Wait: these lend
-// the task's slot of the shared target), run RunSync on the target, on a
-// sibling and on its own child in its place, and Map on a concurrent sibling.
-// Docs: WithTarget, "target's limit bounds the child, its siblings and
-// target's own tasks together"; Handle.Wait "lends its slots of their shared
-// targets while it waits, so that waiting tasks cannot hold every slot the
-// awaited task needs"; RunSync "a task of a child runs RunSync on its target,
-// or on an idle sibling, in its own place". A broken tree lets the lent slot
-// be used twice (a waited-for sibling task beside an in-place function of
-// the lender: the target's count goes over 2), or does not lend (the waits
-// deadlock: the deadline reports it).
-func TestOutside3TreeHelpersLendAndRunInPlace(t *testing.T) {
+// TestTreeHelpersWaitAndRunInPlace: a task of a serial child starts two
+// helpers that, with its context and at the same time, each do one of: wait
+// for tasks of a sibling or of the target (Handle.Wait, Group.Wait), run
+// RunSync on the target or on its own child in its place, or Map on a
+// concurrent sibling, while the siblings are busy. Docs: WithTarget,
+// "target's limit bounds the child, its siblings and target's own tasks
+// together", and a task that waits keeps its slots; RunSync "a task of a
+// child runs RunSync on its target, or on an idle sibling, in its own
+// place". A broken tree runs a sibling's task on the waiting task's slot
+// beside one of its in-place functions (the target's count goes over 2), or
+// runs an in-place function beside its queue's other task; one whose waits
+// deadlock fails the deadline.
+func TestTreeHelpersWaitAndRunInPlace(t *testing.T) {
 	type job struct {
 		name string
-		on   func(tr *o3Tree) (*taskqueue.Queue, testkit.Gauges)
+		on   func(tr *gaugedTree) (*taskqueue.Queue, testkit.Gauges)
 		kind string
 	}
 	jobs := []job{
-		{"RunSync on target", func(tr *o3Tree) (*taskqueue.Queue, testkit.Gauges) { return tr.t, tr.onT }, "s"},
-		{"RunSync on grandchild", func(tr *o3Tree) (*taskqueue.Queue, testkit.Gauges) { return tr.g, tr.onG }, "s"},
-		{"Wait on sibling B", func(tr *o3Tree) (*taskqueue.Queue, testkit.Gauges) { return tr.b, tr.onB }, "w"},
-		{"Group.Wait on sibling C", func(tr *o3Tree) (*taskqueue.Queue, testkit.Gauges) { return tr.c, tr.onC }, "g"},
-		{"Map on sibling C", func(tr *o3Tree) (*taskqueue.Queue, testkit.Gauges) { return tr.c, tr.onC }, "m"},
-		{"Wait on target", func(tr *o3Tree) (*taskqueue.Queue, testkit.Gauges) { return tr.t, tr.onT }, "w"},
+		{"RunSync on target", func(tr *gaugedTree) (*taskqueue.Queue, testkit.Gauges) { return tr.t, tr.onT }, "s"},
+		{"RunSync on grandchild", func(tr *gaugedTree) (*taskqueue.Queue, testkit.Gauges) { return tr.g, tr.onG }, "s"},
+		{"Wait on sibling B", func(tr *gaugedTree) (*taskqueue.Queue, testkit.Gauges) { return tr.b, tr.onB }, "w"},
+		{"Group.Wait on sibling C", func(tr *gaugedTree) (*taskqueue.Queue, testkit.Gauges) { return tr.c, tr.onC }, "g"},
+		{"Map on sibling C", func(tr *gaugedTree) (*taskqueue.Queue, testkit.Gauges) { return tr.c, tr.onC }, "m"},
+		{"Wait on target", func(tr *gaugedTree) (*taskqueue.Queue, testkit.Gauges) { return tr.t, tr.onT }, "w"},
 	}
 	// every pair of jobs, run by two helpers of one task at once
 	for i := range jobs {
@@ -305,7 +244,7 @@ func TestOutside3TreeHelpersLendAndRunInPlace(t *testing.T) {
 			j1, j2 := jobs[i], jobs[j]
 			t.Run(fmt.Sprintf("%s+%s", j1.name, j2.name), func(t *testing.T) {
 				for iter := 0; iter < 8 && !t.Failed(); iter++ {
-					tr := newO3Tree()
+					tr := newGaugedTree()
 					ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 					var hs []*taskqueue.Handle
 					// busy work on the siblings, so that slots are scarce
@@ -354,7 +293,8 @@ func TestOutside3TreeHelpersLendAndRunInPlace(t *testing.T) {
 	}
 }
 
-// Helpers on a tree that runs one function at a time: a target of limit 1
+// TestTreeInPlaceCallsTakeTurns: helpers on a tree that runs one function
+// at a time: a target of limit 1
 // with serial children A and B. Tasks of A and B start helpers that call
 // RunSync with the task's context on the target and on their own queue, and
 // wait for them once their own part is done, as the docs ask
@@ -363,7 +303,7 @@ func TestOutside3TreeHelpersLendAndRunInPlace(t *testing.T) {
 // sibling, in its own place"; the target's limit bounds the whole tree. A
 // broken tree runs a helper's function beside whatever else holds the slot,
 // or two helpers' functions at once.
-func TestOutside3TreeHelpersRaceTaskReturn(t *testing.T) {
+func TestTreeInPlaceCallsTakeTurns(t *testing.T) {
 	for iter := 0; iter < 100 && !t.Failed(); iter++ {
 		root := taskqueue.NewConcurrent(1)
 		a := taskqueue.NewSerial(taskqueue.WithTarget(root))
@@ -378,7 +318,7 @@ func TestOutside3TreeHelpersRaceTaskReturn(t *testing.T) {
 			hs = append(hs, q.RunAsync(ctx, func(tctx context.Context) error {
 				own.enter(false, id)
 				var helpers sync.WaitGroup
-				for k := 0; k < o3Helpers; k++ {
+				for k := 0; k < treeHelpers; k++ {
 					// The target or the task's own queue: a helper waited for that
 					// waited for a serial sibling whose task waits for a helper of
 					// its own on this queue would deadlock, as two mutexes taken in
@@ -414,80 +354,65 @@ func TestOutside3TreeHelpersRaceTaskReturn(t *testing.T) {
 	}
 }
 
-// How many helpers each task of TestOutside3TreeHelpersRaceTaskReturn starts.
-const o3Helpers = 3
+// How many helpers each task of TestTreeInPlaceCallsTakeTurns starts.
+const treeHelpers = 3
 
-// Found by TestOutside3TreeHelpersRaceTaskReturn, without helpers: a task of
-// serial child B calls RunSync on its idle sibling A with its context, from
-// the task itself, and then goes on running. Docs: "a task of a child runs
-// RunSync on its target, or on an idle sibling, in its own place", and
-// "target's limit bounds the child, its siblings and target's own tasks
-// together". So while B's task runs, no task of A may start on a target of
-// limit 1. A broken tree gives the target's slot back when the in-place
-// function ends, though B's task still holds it: A's next task then runs
-// beside B's task.
-func TestOutside3TreeRunSyncOnSiblingKeepsSlot(t *testing.T) {
-	// (With A's task queued before B's RunSync, A is busy: B's task waits
-	// for A holding the target's one slot, until its context ends; see
-	// TestWaitsHoldTheirSlots.)
-	for _, when := range []string{"A task queued before"} {
-		t.Run(when, func(t *testing.T) {
-			root := taskqueue.NewConcurrent(1)
-			a := taskqueue.NewSerial(taskqueue.WithTarget(root))
-			b := taskqueue.NewSerial(taskqueue.WithTarget(root))
-			g := newGauge("target of limit 1", 1)
-			ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-			defer cancel()
-			release, inB := make(chan struct{}), make(chan struct{})
-			hb := b.RunAsync(ctx, func(tctx context.Context) error {
-				if err := a.RunSync(tctx, func(context.Context) error {
-					g.Enter("in place on A")
-					g.Leave()
-					return nil
-				}); err != nil {
-					return err
-				}
-				g.Enter("B task")
-				close(inB)
-				<-release
+// TestTreeRunSyncOnASiblingKeepsTheSlot: a task of serial child B calls
+// RunSync on its idle sibling A with its context, from the task itself, and
+// then goes on running. Docs: "a task of a child runs RunSync on its target,
+// or on an idle sibling, in its own place", and "target's limit bounds the
+// child, its siblings and target's own tasks together". So while B's task
+// runs, no task of A may start on a target of limit 1. A broken tree gives
+// the target's slot back when the in-place function ends, though B's task
+// still holds it: A's next task then runs beside B's task. (With A busy
+// before B's RunSync, B's task would wait for A holding the target's one
+// slot, until its context ends: see TestWaitsHoldTheirSlots.)
+func TestTreeRunSyncOnASiblingKeepsTheSlot(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		root := taskqueue.NewConcurrent(1)
+		a := taskqueue.NewSerial(taskqueue.WithTarget(root))
+		b := taskqueue.NewSerial(taskqueue.WithTarget(root))
+		g := newGauge("target of limit 1", 1)
+		release, inB := make(chan struct{}), make(chan struct{})
+		hb := b.RunAsync(t.Context(), func(ctx context.Context) error {
+			if err := a.RunSync(ctx, func(context.Context) error {
+				g.Enter("in place on A")
 				g.Leave()
 				return nil
-			})
-			var ha *taskqueue.Handle
-			if when == "A task queued before" {
-				<-inB
-				ha = a.RunAsync(ctx, func(context.Context) error {
-					g.Enter("A task")
-					g.Leave()
-					return nil
-				})
-			} else {
-				ha = a.RunAsync(ctx, func(context.Context) error {
-					g.Enter("A task")
-					g.Leave()
-					return nil
-				})
-				<-inB
+			}); err != nil {
+				return err
 			}
-			for i := 0; i < 20000 && !ha.IsDone(); i++ {
-				runtime.Gosched()
-			}
-			close(release)
-			if err := hb.Wait(ctx); err != nil {
-				t.Errorf("B task: %v", err)
-			}
-			if err := ha.Wait(ctx); err != nil {
-				t.Errorf("A task: %v", err)
-			}
-			checkGauges(t, g)
+			g.Enter("B's task")
+			close(inB)
+			<-release
+			g.Leave()
+			return nil
 		})
-	}
+		<-inB
+		ha := a.RunAsync(t.Context(), func(context.Context) error {
+			g.Enter("A's task")
+			g.Leave()
+			return nil
+		})
+		synctest.Wait()
+		if ha.IsDone() {
+			t.Error("A's task ran while B's task held the target's one slot")
+		}
+		close(release)
+		if err := hb.Wait(t.Context()); err != nil {
+			t.Errorf("B's task: %v", err)
+		}
+		if err := ha.Wait(t.Context()); err != nil {
+			t.Errorf("A's task: %v", err)
+		}
+		checkGauges(t, g)
+		root.Close()
+	})
 }
 
-// "A task of a child runs RunSync on its target, or on an idle sibling, in
-// its own place, on its slot of the target, taking turns with the task's
-// other functions run in its place."
-//
+// TestTreeRunSyncOnAnIdleSibling: "A task of a child runs RunSync on its
+// target, or on an idle sibling, in its own place, on its slot of the
+// target, taking turns with the task's other functions run in its place."
 // Target T has two slots; A and B are serial children. A's task has three
 // helpers that call B.RunSync with its context, and each in-place function
 // submits a task of B. The functions that run on B (in place or as B's
@@ -495,7 +420,7 @@ func TestOutside3TreeRunSyncOnSiblingKeepsSlot(t *testing.T) {
 // overlap, and T never runs more than two. A broken implementation lets B's
 // queued task start on T's free slot beside an in-place function that holds
 // B's slot, or runs two in-place functions of A's task at once.
-func TestOutside4IdleSiblingInPlace(t *testing.T) {
+func TestTreeRunSyncOnAnIdleSibling(t *testing.T) {
 	for round := 0; round < 30; round++ {
 		synctest.Test(t, func(t *testing.T) {
 			T := taskqueue.NewConcurrent(2)
