@@ -57,25 +57,19 @@ func TestWaitsThatWouldWaitForThemselvesPanic(t *testing.T) {
 		name: "Group.Wait for members on a sibling",
 		want: "Group.Wait from a task that holds the one slot of a serial queue that the queue it waits for runs on",
 		in: func(ctx context.Context, tr tree) {
-			g := taskqueue.NewGroup(context.Background(), tr.b)
-			g.Go(nop)
-			g.Wait(ctx)
+			waitForOneMember(ctx, taskqueue.NewGroup(context.Background(), tr.b))
 		},
 	}, {
 		name: "Group.Wait for members on its own serial queue, made with the task's context",
 		want: "Group.Wait from a task of the serial queue it waits for",
 		in: func(ctx context.Context, tr tree) {
-			g := taskqueue.NewGroup(ctx, tr.a)
-			g.Go(nop)
-			g.Wait(ctx)
+			waitForOneMember(ctx, taskqueue.NewGroup(ctx, tr.a))
 		},
 	}, {
 		name: "Group.Wait for members on its own serial queue, made with another context",
 		want: "Group.Wait from a task of the serial queue it waits for",
 		in: func(ctx context.Context, tr tree) {
-			g := taskqueue.NewGroup(context.Background(), tr.a)
-			g.Go(nop)
-			g.Wait(ctx)
+			waitForOneMember(ctx, taskqueue.NewGroup(context.Background(), tr.a))
 		},
 	}, {
 		name: "Group.Wait from a member of the group, on a concurrent queue",
@@ -189,6 +183,12 @@ func TestWaitsThatWouldWaitForThemselvesPanic(t *testing.T) {
 }
 
 type selfKey struct{}
+
+// waitForOneMember adds a member to g and waits for it with ctx.
+func waitForOneMember(ctx context.Context, g *taskqueue.Group) {
+	g.Go(nop)
+	g.Wait(ctx)
+}
 
 // TestWaitsHoldTheirSlots: a task keeps its slots while it waits. On a
 // target of one slot that is not serial (NewConcurrent(1), whose limit may

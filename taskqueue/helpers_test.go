@@ -222,15 +222,20 @@ func runHelpers(t *testing.T, tctx context.Context, on *taskqueue.Queue, gs test
 		wg.Add(1)
 		go func() { defer wg.Done(); f() }()
 	}
+	// work is what each function run on the queue does: it counts itself in
+	// the gauges for a while.
+	work := func(what string) {
+		gs.Enter(what)
+		runtime.Gosched()
+		gs.Leave()
+	}
 	for _, k := range kinds {
 		switch k {
 		case 's':
 			run(func() {
 				for r := 0; r < 5; r++ {
 					if err := on.RunSync(tctx, func(context.Context) error {
-						gs.Enter("RunSync in place")
-						runtime.Gosched()
-						gs.Leave()
+						work("RunSync in place")
 						return nil
 					}); err != nil {
 						t.Errorf("RunSync: %v", err)
@@ -240,9 +245,7 @@ func runHelpers(t *testing.T, tctx context.Context, on *taskqueue.Queue, gs test
 		case 'a':
 			run(func() {
 				if err := taskqueue.Apply(tctx, on, 16, func(int) {
-					gs.Enter("Apply iteration")
-					runtime.Gosched()
-					gs.Leave()
+					work("Apply iteration")
 				}); err != nil {
 					t.Errorf("Apply: %v", err)
 				}
@@ -250,9 +253,7 @@ func runHelpers(t *testing.T, tctx context.Context, on *taskqueue.Queue, gs test
 		case 'm':
 			run(func() {
 				res, err := taskqueue.Map(tctx, on, []int{1, 2, 3, 4, 5, 6, 7, 8}, func(_ context.Context, x int) (int, error) {
-					gs.Enter("Map call")
-					runtime.Gosched()
-					gs.Leave()
+					work("Map call")
 					return 2 * x, nil
 				})
 				if err != nil {
@@ -268,9 +269,7 @@ func runHelpers(t *testing.T, tctx context.Context, on *taskqueue.Queue, gs test
 		case 'w':
 			run(func() {
 				h := on.RunAsync(tctx, func(context.Context) error {
-					gs.Enter("awaited task")
-					runtime.Gosched()
-					gs.Leave()
+					work("awaited task")
 					return nil
 				})
 				if err := h.Wait(tctx); err != nil {
@@ -282,9 +281,7 @@ func runHelpers(t *testing.T, tctx context.Context, on *taskqueue.Queue, gs test
 				g := taskqueue.NewGroup(tctx, on)
 				for m := 0; m < 4; m++ {
 					g.Go(func(context.Context) error {
-						gs.Enter("group member")
-						runtime.Gosched()
-						gs.Leave()
+						work("group member")
 						return nil
 					})
 				}

@@ -2,9 +2,10 @@ package taskqueue_test
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -13,57 +14,61 @@ import (
 )
 
 // TestWaitsShowsACycle builds the cross-queue deadlock the RunSync
-// documentation describes, with contexts that end it, and checks that Waits
-// shows each waiting goroutine holding the queue the other waits for.
+// documentation describes, around three serial queues, with contexts that
+// end it: a task of each calls RunSync on the next. Waits shows each waiting
+// call, oldest first, holding the queue whose task made it, which the
+// previous call waits for; a Waits of some of the queues shows only their
+// waits and holds; once the contexts end, nothing waits.
 func TestWaitsShowsACycle(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
 		ctx, cancel := context.WithCancel(context.Background())
-		a, b := taskqueue.NewSerial(), taskqueue.NewSerial()
-		inA, inB := make(chan struct{}), make(chan struct{})
-		ha := a.RunAsync(ctx, func(ctx context.Context) error {
-			close(inA)
-			<-inB
-			return b.RunSync(ctx, func(context.Context) error { return nil })
-		})
-		hb := b.RunAsync(ctx, func(ctx context.Context) error {
-			close(inB)
-			<-inA
-			return a.RunSync(ctx, func(context.Context) error { return nil })
-		})
-		synctest.Wait()
-		ws := taskqueue.Waits(a, b)
-		if len(ws) != 2 {
-			t.Fatalf("Waits = %v; want two waits", ws)
+		qs := []*taskqueue.Queue{taskqueue.NewSerial(), taskqueue.NewSerial(), taskqueue.NewSerial()}
+		var running sync.WaitGroup
+		running.Add(len(qs))
+		var hs []*taskqueue.Handle
+		for i, q := range qs {
+			next := qs[(i+1)%len(qs)]
+			hs = append(hs, q.RunAsync(ctx, func(ctx context.Context) error {
+				running.Done()
+				running.Wait()                             // every queue is busy before any call waits
+				time.Sleep(time.Duration(i) * time.Second) // wait in the order of the queues
+				return next.RunSync(ctx, nop)
+			}))
 		}
-		for _, w := range ws {
-			other := a
-			if w.Queue == a {
-				other = b
+		time.Sleep(time.Duration(len(qs)) * time.Second)
+		synctest.Wait()
+		ws := taskqueue.Waits(qs...)
+		if len(ws) != len(qs) {
+			t.Fatalf("Waits = %v; want %d waits", ws, len(qs))
+		}
+		for i, w := range ws {
+			if w.Queue != qs[(i+1)%len(qs)] || len(w.Holds) != 1 || w.Holds[0] != qs[i] {
+				t.Errorf("wait %d is for queue %d and holds %v; want a wait for queue %d holding queue %d", i, slices.Index(qs, w.Queue), w.Holds, (i+1)%len(qs), i)
 			}
-			if len(w.Holds) != 1 || w.Holds[0] != other {
-				t.Errorf("a wait for %s holds %v; want the other queue", name(a, b, w.Queue), w.Holds)
+		}
+		for i, w := range ws {
+			if since := w.Since.Sub(start); since != time.Duration(i)*time.Second {
+				t.Errorf("wait %d began %v in; want %ds: oldest first", i, since, i)
 			}
+		}
+		// Of queues 0 and 1: the call waiting for 1 holds 0; the one waiting
+		// for 0 holds nothing of them (it holds queue 2, not given).
+		part := taskqueue.Waits(qs[0], qs[1])
+		if len(part) != 2 || part[0].Queue != qs[1] || len(part[0].Holds) != 1 || part[0].Holds[0] != qs[0] ||
+			part[1].Queue != qs[0] || len(part[1].Holds) != 0 {
+			t.Errorf("Waits of queues 0 and 1 = %v; want the wait for 1 holding 0, then the wait for 0 holding none of them", part)
 		}
 		cancel()
-		for _, h := range []*taskqueue.Handle{ha, hb} {
+		for i, h := range hs {
 			if err := h.Wait(context.Background()); err != context.Canceled {
-				t.Errorf("task in the cycle ended with %v; want Canceled", err)
+				t.Errorf("task of queue %d in the cycle ended with %v; want Canceled", i, err)
 			}
 		}
-		if ws := taskqueue.Waits(a, b); len(ws) != 0 {
+		if ws := taskqueue.Waits(qs...); len(ws) != 0 {
 			t.Errorf("Waits after the cycle ended = %v; want none", ws)
 		}
 	})
-}
-
-func name(a, b, q *taskqueue.Queue) string {
-	switch q {
-	case a:
-		return "a"
-	case b:
-		return "b"
-	}
-	return fmt.Sprint(q)
 }
 
 // TestRunSyncFromAnOutsiderWarns checks what RunSync does when called from
