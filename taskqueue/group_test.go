@@ -681,15 +681,12 @@ func TestGroupCloseNowWhileMembersRun(t *testing.T) {
 	}
 }
 
-// TestGroupCancelOnErrorStatsAddUp: with WithCancelOnError, every member
-// ends up completed or canceled in the queue's Stats, whatever the schedule,
+// TestGroupCancelOnErrorHammer: with WithCancelOnError, every member ends
+// up completed or canceled in the queue's Stats, whatever the schedule,
 // those added after the group failed included (about one trial in 400 used
-// to lose them).
-func TestGroupCancelOnErrorStatsAddUp(t *testing.T) {
-	trials := 300
-	if testing.Short() {
-		trials = 50
-	}
+// to lose them). Each trial is a group of 1000 members.
+func TestGroupCancelOnErrorHammer(t *testing.T) {
+	trials := hammerSize(50_000, 300_000) / 1000
 	errBoom := errors.New("boom")
 	for trial := range trials {
 		q := taskqueue.NewConcurrent(4)
@@ -756,10 +753,8 @@ func TestGroupTryGo(t *testing.T) {
 //   - no member runs after Wait has returned, and no goroutine is left
 //     (goleak, in TestMain).
 func TestGroupHammer(t *testing.T) {
-	groups, submitters := 10000, 8
-	if raceEnabled || testing.Short() {
-		groups = 2000
-	}
+	const submitters = 8
+	groups := hammerSize(2000*32, 10000*32) / 32 // a group has 32 members on average
 	root := taskqueue.NewConcurrent(4)
 	var wg sync.WaitGroup
 	var canceledGroups, lostMembers atomic.Int64

@@ -3,6 +3,7 @@ package taskqueue_test
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"runtime"
 	"strings"
@@ -292,4 +293,24 @@ func runHelpers(t *testing.T, tctx context.Context, on *taskqueue.Queue, gs test
 		}
 	}
 	wg.Wait()
+}
+
+// hammerTotal sets the size of the hammers, the tests named for it: how
+// many tasks (or group members) each submits in all. Without it they run at
+// their full size, or at a tenth or less under the race detector, which
+// makes them many times slower, and with -short. The long run is
+//
+//	go test -count=1 -run Hammer -timeout 10m ./taskqueue -args -hammer.total=10000000
+var hammerTotal = flag.Int("hammer.total", 0, "tasks each hammer test submits in all (0: its default size)")
+
+// hammerSize returns the size of a hammer: the -hammer.total flag if set,
+// else quick under the race detector or with -short, else full.
+func hammerSize(quick, full int) int {
+	switch {
+	case *hammerTotal > 0:
+		return *hammerTotal
+	case raceEnabled || testing.Short():
+		return quick
+	}
+	return full
 }

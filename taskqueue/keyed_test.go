@@ -129,10 +129,7 @@ func TestKeyedMemoryFollowsKeysWithWork(t *testing.T) {
 // random, with cancels, and checks that each key's tasks ran in order,
 // exactly once or canceled, and that no lane is left.
 func TestKeyedHammer(t *testing.T) {
-	total := 200_000
-	if testing.Short() {
-		total = 20_000
-	}
+	total := hammerSize(20_000, 200_000)
 	ctx := context.Background()
 	target := taskqueue.NewConcurrent(4)
 	k := taskqueue.NewKeyed[int](target, taskqueue.WithQuantum(3))

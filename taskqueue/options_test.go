@@ -486,10 +486,7 @@ func TestTreeRunSyncOnAnIdleSibling(t *testing.T) {
 // queues of the tree, cancel each other and panic: every task runs exactly
 // once or reports why not, the counts balance, and the tree ends idle.
 func TestTreeHammer(t *testing.T) {
-	total := 200_000
-	if testing.Short() {
-		total = 20_000
-	}
+	total := hammerSize(20_000, 200_000)
 	ctx := context.Background()
 	silent := taskqueue.WithPanicHandler(func(*taskqueue.PanicError) {})
 	root := taskqueue.NewConcurrent(3, silent)
