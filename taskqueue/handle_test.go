@@ -394,3 +394,48 @@ func TestHandleMisuse(t *testing.T) {
 		{"Cancel", func() { zero.Cancel() }, zeroHandle},
 	})
 }
+
+// TestWaitAllocatesNothing: waiting for a task costs no allocation when
+// neither context can be done, whether the task is done already or Wait
+// blocks until it is (a helper goroutine ends the task once the fake clock
+// shows that everything, Wait included, is blocked): a task submitted and
+// waited for allocates what RunAsync alone does, one.
+func TestWaitAllocatesNothing(t *testing.T) {
+	ctx := context.Background()
+	for _, q := range []*taskqueue.Queue{taskqueue.NewSerial(), taskqueue.NewConcurrent(4)} {
+		if a := testing.AllocsPerRun(100, func() { q.RunAsync(ctx, nop).Wait(ctx) }); a != 1 {
+			t.Errorf("limit %d: RunAsync and Wait allocate %v times a call; want 1, RunAsync's", q.Stats().Limit, a)
+		}
+		q.Close()
+	}
+	synctest.Test(t, func(t *testing.T) {
+		q := taskqueue.NewSerial()
+		started, gate, stop := make(chan struct{}), make(chan struct{}), make(chan struct{})
+		go func() {
+			for {
+				select {
+				case <-started:
+				case <-stop:
+					return
+				}
+				time.Sleep(time.Second) // passes once Wait blocks
+				gate <- struct{}{}
+			}
+		}()
+		task := func(context.Context) error { started <- struct{}{}; <-gate; return nil }
+		var blocked time.Duration
+		a := testing.AllocsPerRun(100, func() {
+			start := time.Now()
+			q.RunAsync(ctx, task).Wait(ctx)
+			blocked += time.Since(start)
+		})
+		close(stop)
+		if a != 1 {
+			t.Errorf("RunAsync and a Wait that blocks allocate %v times a call; want 1, RunAsync's", a)
+		}
+		if blocked != 101*time.Second {
+			t.Errorf("the waits blocked %v in all; want 101s, a second each", blocked)
+		}
+		q.Close()
+	})
+}

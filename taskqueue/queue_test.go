@@ -12,6 +12,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/taskqueue-go/taskqueue/internal/testkit"
 	"github.com/taskqueue-go/taskqueue/taskqueue"
 )
 
@@ -918,4 +919,55 @@ func TestQueueMisuse(t *testing.T) {
 		{"zero Queue: Close", func() { zero.Close() }, zeroQueue},
 	})
 	q.Close()
+}
+
+// TestSubmissionAllocations: Go costs no allocation and RunAsync one (the
+// task with its handle), on a serial and a concurrent queue, as their docs
+// say; BenchmarkGo and BenchmarkRunAsync measure the time and the bytes.
+func TestSubmissionAllocations(t *testing.T) {
+	ctx := context.Background()
+	for _, q := range []*taskqueue.Queue{taskqueue.NewSerial(), taskqueue.NewConcurrent(4)} {
+		done := make(chan struct{})
+		f := func() { done <- struct{}{} }
+		if a := testing.AllocsPerRun(100, func() { q.Go(f); <-done }); a != 0 {
+			t.Errorf("limit %d: Go allocates %v times a call; want 0", q.Stats().Limit, a)
+		}
+		task := func(context.Context) error { done <- struct{}{}; return nil }
+		if a := testing.AllocsPerRun(100, func() { q.RunAsync(ctx, task); <-done }); a != 1 {
+			t.Errorf("limit %d: RunAsync allocates %v times a call; want 1", q.Stats().Limit, a)
+		}
+		q.Close()
+	}
+}
+
+// TestIdleQueueHoldsNothing: once its work is done, a queue of every kind
+// holds no goroutine and no timer, after every way of submitting work, a
+// delayed task canceled and one run included, and needs no Close: the
+// bubble ends with it open (a goroutine or timer left would fail the
+// bubble).
+func TestIdleQueueHoldsNothing(t *testing.T) {
+	forEachKind(t, func(t *testing.T, k queueKind) {
+		ctx := t.Context()
+		before := testkit.BubbleGoroutines() // the test's and the bubble's own
+		q := k.new()
+		q.Go(func() {})
+		q.TryGo(func() {})
+		q.RunAsync(ctx, nop).Then(ctx, q, nop)
+		q.RunBarrier(ctx, nop)
+		q.RunSync(ctx, nop)
+		q.RunAfter(ctx, time.Second, nop)
+		q.RunAfter(ctx, time.Hour, nop).Cancel()
+		g := taskqueue.NewGroup(ctx, q)
+		g.Go(nop)
+		g.Wait(ctx)
+		taskqueue.Apply(ctx, q, 100, func(int) {})
+		time.Sleep(time.Second)
+		synctest.Wait()
+		if n := testkit.BubbleGoroutines(); n != before {
+			t.Errorf("%d goroutines in the bubble with the queue idle; want %d, as before the queue was made", n, before)
+		}
+		if q.HasTimer() {
+			t.Error("an idle queue holds a timer")
+		}
+	})
 }

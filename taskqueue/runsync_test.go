@@ -359,3 +359,21 @@ func TestRunSyncMisuse(t *testing.T) {
 	})
 	q.Close()
 }
+
+// TestRunSyncAllocations: RunSync costs one allocation, the record that is
+// f's context, on the caller of an idle queue and in the place of a task.
+func TestRunSyncAllocations(t *testing.T) {
+	ctx := context.Background()
+	for _, q := range []*taskqueue.Queue{taskqueue.NewSerial(), taskqueue.NewConcurrent(4)} {
+		if a := testing.AllocsPerRun(100, func() { q.RunSync(ctx, nop) }); a != 1 {
+			t.Errorf("limit %d: RunSync on an idle queue allocates %v times a call; want 1", q.Stats().Limit, a)
+		}
+		q.RunSync(ctx, func(task context.Context) error {
+			if a := testing.AllocsPerRun(100, func() { q.RunSync(task, nop) }); a != 1 {
+				t.Errorf("limit %d: RunSync in a task's place allocates %v times a call; want 1", q.Stats().Limit, a)
+			}
+			return nil
+		})
+		q.Close()
+	}
+}
