@@ -135,7 +135,7 @@ func TestPanicReportNamesTheQueue(t *testing.T) {
 		t.Errorf("Err = %v; want a *PanicError from assets, in one line", err)
 	}
 	out := buf.String()
-	for _, want := range []string{`"queue":"assets"`, `"panic":"corrupt file"`, `"panic":"from Go"`, `"level":"ERROR"`} {
+	for _, want := range []string{`"queue":"assets"`, `"panic":"corrupt file"`, `"panic":"from Go"`, `"level":"ERROR"`, `"stack":"goroutine `} {
 		if !strings.Contains(out, want) {
 			t.Errorf("slog output %s lacks %s", out, want)
 		}

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/taskqueue-go/taskqueue/taskqueue"
 )
@@ -46,6 +47,34 @@ func TestStatsOutcomes(t *testing.T) {
 		want := taskqueue.Stats{Limit: int(limit), Completed: 8 + limit, Succeeded: 2 + limit, Failed: 4, Panicked: 2, Canceled: 2, Rejected: 2}
 		if got := q.Stats(); got != want {
 			t.Errorf("Stats() = %+v; want %+v", got, want)
+		}
+	})
+}
+
+// TestStatsWait: Stats.Wait samples one task in 64 and says how long it
+// waited, from submitted to started, as powers of two nanoseconds: here a
+// second behind a task that runs that long, so 2^30 ns; and for delayed
+// tasks from when they came due, not from when they were submitted.
+func TestStatsWait(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const n = 4*64 + 1
+		q := taskqueue.NewSerial()
+		q.Go(func() { time.Sleep(time.Second) })
+		for range n - 1 {
+			q.Go(func() {})
+		}
+		q.Close()
+		const second = 1 << 30 * time.Nanosecond // the power of two above a second
+		if w := q.Stats().Wait; w.Samples != n/64 || w.P50 != second || w.P99 != second || w.Max != second {
+			t.Errorf("Stats().Wait = %+v after %d tasks that waited a second; want %d samples of %v", w, n, n/64, second)
+		}
+		delayed := taskqueue.NewSerial()
+		for range n {
+			delayed.RunAfter(context.Background(), time.Hour, nop)
+		}
+		delayed.Close()
+		if w := delayed.Stats().Wait; w.Samples != n/64 || w.Max >= time.Microsecond {
+			t.Errorf("Stats().Wait = %+v after %d tasks delayed an hour, each started when due; want %d samples of no wait", w, n, n/64)
 		}
 	})
 }
