@@ -180,6 +180,9 @@ func TestApplyContext(t *testing.T) {
 	})
 }
 
+// TestApplyRefused: Apply returns ErrClosed on a closed queue, and
+// ErrQueueFull as RunAsync would when the caller cannot take part and the
+// full queue fails when full, and then calls f for no i.
 func TestApplyRefused(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		q := taskqueue.NewConcurrent(2)
@@ -188,6 +191,14 @@ func TestApplyRefused(t *testing.T) {
 		if err := taskqueue.Apply(t.Context(), q, 10, func(int) { ran = true }); err != taskqueue.ErrClosed || ran {
 			t.Errorf("Apply on a closed queue = %v, ran %v; want ErrClosed, nothing run", err, ran)
 		}
+		full := taskqueue.NewConcurrent(2, taskqueue.WithMaxQueued(1), taskqueue.WithFailWhenFull())
+		release := block(t, full) // the caller finds no free slot
+		full.Go(func() {})        // and no room for a helper
+		if err := taskqueue.Apply(t.Context(), full, 10, func(int) { ran = true }); err != taskqueue.ErrQueueFull || ran {
+			t.Errorf("Apply on a full queue that fails when full = %v, ran %v; want ErrQueueFull, nothing run", err, ran)
+		}
+		release()
+		full.Close()
 	})
 }
 

@@ -894,3 +894,68 @@ func TestGroupMisuse(t *testing.T) {
 	})
 	q.Close()
 }
+
+// TestGroupPanicWaitDoesNotReturn: with WithCancelOnError, Wait returns the
+// first failure alone; a member that panics after it fails with a
+// *PanicError that Wait will not return, and that panic goes to the
+// queue's panic handler, once.
+func TestGroupPanicWaitDoesNotReturn(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var p panics
+		q := taskqueue.NewConcurrent(2, taskqueue.WithPanicHandler(p.Add))
+		g := taskqueue.NewGroup(t.Context(), q, taskqueue.WithCancelOnError())
+		errBoom := errors.New("boom")
+		started := make(chan struct{})
+		g.Go(func(ctx context.Context) error {
+			close(started)
+			<-ctx.Done() // the group failed
+			panic("after the failure")
+		})
+		g.Go(func(context.Context) error { <-started; return errBoom })
+		if err := g.Wait(context.Background()); err != errBoom {
+			t.Errorf("Wait() = %v; want boom alone", err)
+		}
+		if got := p.Take(); len(got) != 1 || got[0].Value != "after the failure" {
+			t.Errorf("handler got %v; want the panic that Wait did not return, once", got)
+		}
+		q.Close()
+	})
+}
+
+// TestGroupWaitWithAMembersContext: Wait's context may be a member's (the
+// errgroup pattern), here one kept after the member failed and returned, so
+// done: Wait returns the failure once the members still running have
+// returned, never before.
+func TestGroupWaitWithAMembersContext(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := taskqueue.NewConcurrent(4)
+		g := taskqueue.NewGroup(t.Context(), q, taskqueue.WithCancelOnError())
+		errBoom := errors.New("boom")
+		var running atomic.Int32
+		kept := make(chan context.Context, 1)
+		for i := range 4 {
+			g.Go(func(ctx context.Context) error {
+				if i == 0 {
+					kept <- ctx
+					time.Sleep(time.Second)
+					return errBoom
+				}
+				running.Add(1)
+				defer running.Add(-1)
+				<-ctx.Done()
+				time.Sleep(time.Hour) // still running long after the failure
+				return nil
+			})
+		}
+		start := time.Now()
+		ctx := <-kept
+		time.Sleep(2 * time.Second) // the member has returned; its context is done
+		if err := g.Wait(ctx); err != errBoom {
+			t.Errorf("Wait(a member's context) = %v; want boom", err)
+		}
+		if n := running.Load(); n != 0 || time.Since(start) != time.Second+time.Hour {
+			t.Errorf("Wait returned after %v with %d members running; want none running, after 1h1s", time.Since(start), n)
+		}
+		q.Close()
+	})
+}

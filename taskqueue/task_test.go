@@ -14,7 +14,8 @@ import (
 // TestPanics: a panic in a task is recovered as a *PanicError that holds the
 // value and the task's stack. A task with a handle completes with it; the
 // queue's panic handler receives it only when nobody was waiting for the
-// handle, and a panic of a task of Go always; no panic is reported twice,
+// handle, and a panic of a task of Go or TryGo always; no panic is
+// reported twice,
 // Stats counts each, and the queue goes on.
 func TestPanics(t *testing.T) {
 	forEachKind(t, func(t *testing.T, k queueKind) {
@@ -49,7 +50,7 @@ func TestPanics(t *testing.T) {
 			t.Errorf("handler got %v; want the unwatched handle's panic, which Err reports too", got)
 		}
 
-		// Go: the handler gets it, and the queue goes on.
+		// Go and TryGo: the handler gets it, and the queue goes on.
 		q.Go(func() { panic("go") })
 		if err := q.RunSync(t.Context(), func(context.Context) error { return nil }); err != nil {
 			t.Errorf("RunSync after a panic = %v", err)
@@ -58,8 +59,15 @@ func TestPanics(t *testing.T) {
 		if got := p.Take(); len(got) != 1 || got[0].Value != "go" {
 			t.Errorf("handler got %v; want the panic of the Go task", got)
 		}
-		if s := q.Stats(); s.Panicked != 3 {
-			t.Errorf("Stats().Panicked = %d; want 3", s.Panicked)
+		if !q.TryGo(func() { panic("trygo") }) {
+			t.Fatal("TryGo on an idle queue = false")
+		}
+		synctest.Wait()
+		if got := p.Take(); len(got) != 1 || got[0].Value != "trygo" {
+			t.Errorf("handler got %v; want the panic of the TryGo task", got)
+		}
+		if s := q.Stats(); s.Panicked != 4 {
+			t.Errorf("Stats().Panicked = %d; want 4", s.Panicked)
 		}
 	})
 }

@@ -18,7 +18,8 @@ import (
 // end it: a task of each calls RunSync on the next. Waits shows each waiting
 // call, oldest first, holding the queue whose task made it, which the
 // previous call waits for; a Waits of some of the queues shows only their
-// waits and holds; once the contexts end, nothing waits.
+// waits and holds; RunSync calls that run on their caller, on an idle queue
+// or in a task's place, never show; once the contexts end, nothing waits.
 func TestWaitsShowsACycle(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		start := time.Now()
@@ -26,10 +27,18 @@ func TestWaitsShowsACycle(t *testing.T) {
 		qs := []*taskqueue.Queue{taskqueue.NewSerial(), taskqueue.NewSerial(), taskqueue.NewSerial()}
 		var running sync.WaitGroup
 		running.Add(len(qs))
+		noWaits := func(context.Context) error {
+			if ws := taskqueue.Waits(qs...); len(ws) != 0 {
+				t.Errorf("Waits = %v from a RunSync that runs on its caller; want none", ws)
+			}
+			return nil
+		}
+		qs[0].RunSync(ctx, noWaits) // on the caller of an idle queue
 		var hs []*taskqueue.Handle
 		for i, q := range qs {
 			next := qs[(i+1)%len(qs)]
 			hs = append(hs, q.RunAsync(ctx, func(ctx context.Context) error {
+				q.RunSync(ctx, noWaits) // in the task's place
 				running.Done()
 				running.Wait()                             // every queue is busy before any call waits
 				time.Sleep(time.Duration(i) * time.Second) // wait in the order of the queues
