@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"runtime"
 	"runtime/pprof"
+	"runtime/trace"
 	"strings"
 	"sync"
 	"testing"
@@ -139,5 +140,24 @@ func TestPanicReportNamesTheQueue(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("slog output %s lacks %s", out, want)
 		}
+	}
+}
+
+// TestTaskTraceRegions: with runtime/trace on, each task of a named queue
+// is a trace region of the queue's name.
+func TestTaskTraceRegions(t *testing.T) {
+	var buf bytes.Buffer
+	if err := trace.Start(&buf); err != nil {
+		t.Skipf("no trace here: %v", err)
+	}
+	q := taskqueue.NewConcurrent(2, taskqueue.WithName("asset-loader"))
+	for range 3 {
+		q.Go(func() {})
+		q.RunAsync(context.Background(), nop)
+	}
+	q.Close()
+	trace.Stop()
+	if !bytes.Contains(buf.Bytes(), []byte("asset-loader")) {
+		t.Error("the trace holds no region named for the queue")
 	}
 }
