@@ -81,6 +81,17 @@ func isRefusal(err error) bool {
 	return errors.Is(err, context.Canceled) || errors.Is(err, taskqueue.ErrClosed) || errors.Is(err, taskqueue.ErrQueueFull)
 }
 
+// skipHeapTestUnderRace skips a test that measures the heap when the race
+// detector runs: its own allocations move the live heap by kilobytes
+// between two measurements of the same state. CI's memory step runs these
+// tests again without it, at full size.
+func skipHeapTestUnderRace(t *testing.T) {
+	t.Helper()
+	if raceEnabled {
+		t.Skip("heap measurements are meaningless under the race detector")
+	}
+}
+
 // liveHeap returns the bytes of live heap objects, after two collections:
 // the first moves what sync.Pools hold to their victim caches, the second
 // frees it.

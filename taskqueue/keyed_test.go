@@ -78,12 +78,7 @@ func TestKeyedOrderAndParallelism(t *testing.T) {
 // the heap is measured after a first round of n keys and again after a second
 // round of n other keys: the second round must not grow it.
 func TestKeyedMemoryFollowsKeysWithWork(t *testing.T) {
-	if raceEnabled {
-		// The race detector's own allocations move the live heap by tens of
-		// kilobytes between two measurements of the same state; this test
-		// runs without it (.ci/run runs the memory tests a second time, so).
-		t.Skip("heap measurements are meaningless under the race detector")
-	}
+	skipHeapTestUnderRace(t)
 	n := 1_000_000
 	if testing.Short() {
 		n = 100_000

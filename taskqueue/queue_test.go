@@ -515,12 +515,7 @@ func TestEverySubmissionRunsOnce(t *testing.T) {
 // Their entries once stayed in the list until the head moved, 16 bytes each
 // plus the tasks; now the heap must not grow with them.
 func TestCanceledTasksBehindAStuckHeadFreeTheirMemory(t *testing.T) {
-	if raceEnabled {
-		// The race detector's own allocations move the live heap by kilobytes
-		// between two measurements of the same state; this test runs without
-		// it too (the memory tests' step of CI, at full size).
-		t.Skip("heap measurements are meaningless under the race detector")
-	}
+	skipHeapTestUnderRace(t)
 	n := 1_000_000
 	if testing.Short() {
 		n = 100_000
