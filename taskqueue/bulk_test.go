@@ -16,6 +16,8 @@ import (
 	"github.com/taskqueue-go/taskqueue/taskqueue"
 )
 
+// TestApplyRunsEachOnce: Apply calls f once for each i in [0, n), for n from
+// 0 to ten thousand, on every kind of queue.
 func TestApplyRunsEachOnce(t *testing.T) {
 	forEachKind(t, func(t *testing.T, k queueKind) {
 		q := k.new()
@@ -106,6 +108,9 @@ func TestApplyBusyQueue(t *testing.T) {
 	})
 }
 
+// TestApplyPanic: a panic in f makes Apply panic in its caller with the
+// *PanicError, no iteration runs after Apply returned, and the queue goes
+// on.
 func TestApplyPanic(t *testing.T) {
 	forEachKind(t, func(t *testing.T, k queueKind) {
 		q := k.new()
@@ -136,6 +141,7 @@ func TestApplyPanic(t *testing.T) {
 	})
 }
 
+// TestApplyGoexit: when f calls runtime.Goexit, so does Apply.
 func TestApplyGoexit(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		q := taskqueue.NewConcurrent(2)
@@ -157,6 +163,8 @@ func TestApplyGoexit(t *testing.T) {
 	})
 }
 
+// TestApplyContext: once Apply's context is done no chunk starts and Apply
+// returns ctx.Err(); with a context done already it calls f for no i.
 func TestApplyContext(t *testing.T) {
 	forEachKind(t, func(t *testing.T, k queueKind) {
 		q := k.new()
@@ -202,6 +210,8 @@ func TestApplyRefused(t *testing.T) {
 	})
 }
 
+// TestBulkMisuse: Apply and Map panic, naming the call, with a negative
+// count, a nil function or a nil or zero queue.
 func TestBulkMisuse(t *testing.T) {
 	ctx := context.Background()
 	q := taskqueue.NewSerial()
@@ -219,6 +229,8 @@ func TestBulkMisuse(t *testing.T) {
 	q.Close()
 }
 
+// TestMapInOrder: Map returns the results in the order of the items, on
+// every kind of queue.
 func TestMapInOrder(t *testing.T) {
 	forEachKind(t, func(t *testing.T, k queueKind) {
 		items := make([]int, 5000)

@@ -38,6 +38,9 @@ func TestDefaultQueuesAcrossBubbles(t *testing.T) {
 	}
 }
 
+// TestDefaultQueues: concurrent first use makes one DefaultSerial and one
+// DefaultConcurrent, of limits 1 and GOMAXPROCS; closing either panics, and
+// they still work after.
 func TestDefaultQueues(t *testing.T) {
 	var wg sync.WaitGroup
 	got := make([]*taskqueue.Queue, 16)

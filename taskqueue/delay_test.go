@@ -14,6 +14,9 @@ import (
 	"github.com/taskqueue-go/taskqueue/taskqueue"
 )
 
+// TestRunAfterNeverStartsEarly: a delayed task starts exactly when it comes
+// due, not a nanosecond before, and leaves no timer behind; the typed
+// RunAfter gives its value.
 func TestRunAfterNeverStartsEarly(t *testing.T) {
 	forEachKind(t, func(t *testing.T, k queueKind) {
 		q := k.new()
@@ -195,6 +198,8 @@ func TestRunAfterHoldsNoGoroutine(t *testing.T) {
 	})
 }
 
+// TestRunAfterMisuse: RunAfter and the typed RunAfter panic with a nil
+// function.
 func TestRunAfterMisuse(t *testing.T) {
 	ctx := context.Background()
 	q := taskqueue.NewSerial()

@@ -18,6 +18,8 @@ import (
 	"github.com/taskqueue-go/taskqueue/taskqueue"
 )
 
+// TestGroupWaitsForAll: Wait returns once every member has run, on every
+// kind of queue.
 func TestGroupWaitsForAll(t *testing.T) {
 	forEachKind(t, func(t *testing.T, k queueKind) {
 		q := k.new()
@@ -200,6 +202,9 @@ func TestGroupCancelOnErrorConcurrent(t *testing.T) {
 	})
 }
 
+// TestGroupPanic: a member that panics fails with a *PanicError and one that
+// calls runtime.Goexit with ErrGoexit; Wait returns both, and the panic
+// handler, whose panics Wait returned, sees nothing.
 func TestGroupPanic(t *testing.T) {
 	forEachKind(t, func(t *testing.T, k queueKind) {
 		var p panics
@@ -282,6 +287,8 @@ func TestGroupContextDoneAfterAll(t *testing.T) {
 	}
 }
 
+// TestGroupLimit: WithGroupLimit(3) on a queue of 8: at most 3 members run
+// at once, the others wait in the group, not in the queue.
 func TestGroupLimit(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		q := taskqueue.NewConcurrent(8)
@@ -349,6 +356,9 @@ func TestGroupLimitCancel(t *testing.T) {
 	})
 }
 
+// TestGroupQueueRefuses: members of a closed queue fail with ErrClosed;
+// members wait in the group, not in the queue, and fail with ErrQueueFull
+// only when a full queue takes no task to run them.
 func TestGroupQueueRefuses(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		q := taskqueue.NewSerial()

@@ -13,6 +13,8 @@ import (
 	"github.com/taskqueue-go/taskqueue/taskqueue"
 )
 
+// TestGroupOfValuesInOrder: GroupOf.Wait returns the values in the order the
+// members were added, whatever order they ended in.
 func TestGroupOfValuesInOrder(t *testing.T) {
 	forEachKind(t, func(t *testing.T, k queueKind) {
 		g := taskqueue.NewGroupOf[int](t.Context(), k.new())

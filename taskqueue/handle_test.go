@@ -133,6 +133,9 @@ func TestHandleModel(t *testing.T) {
 	})
 }
 
+// TestWaitContextBoundsTheWait: Handle.Wait and Future.Wait return ctx.Err()
+// when their context ends first, with the zero value; the task goes on, and
+// its handle reports nil while pending.
 func TestWaitContextBoundsTheWait(t *testing.T) {
 	forEachKind(t, func(t *testing.T, k queueKind) {
 		q := k.new()
@@ -157,6 +160,10 @@ func TestWaitContextBoundsTheWait(t *testing.T) {
 	})
 }
 
+// TestContextDoneBeforeStart: a task whose context is done before it starts
+// never runs: refused at submission, canceled at once when its handle is
+// watched or IsDone looks, skipped when the queue reaches it; Stats counts
+// those accepted as canceled.
 func TestContextDoneBeforeStart(t *testing.T) {
 	forEachKind(t, func(t *testing.T, k queueKind) {
 		q := k.new()
@@ -225,6 +232,9 @@ func TestContextDoneBeforeStart(t *testing.T) {
 	})
 }
 
+// TestCancel: Cancel of a queued task reports true once and the task never
+// runs; Cancel of a started task reports false; Stats counts the canceled
+// task.
 func TestCancel(t *testing.T) {
 	forEachKind(t, func(t *testing.T, k queueKind) {
 		q := k.new()

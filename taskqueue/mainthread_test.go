@@ -42,6 +42,8 @@ func TestNoMainThreadIsNotAHang(t *testing.T) {
 	})
 }
 
+// TestMainThreadMisuse: the main-thread helpers panic with a nil function or
+// a nil context.
 func TestMainThreadMisuse(t *testing.T) {
 	checkMisuses(t, []misuse{
 		{"RunSyncOnMainThread(nil)", func() { taskqueue.RunSyncOnMainThread(context.Background(), nil) }, "taskqueue: RunSyncOnMainThread with a nil function"},

@@ -16,6 +16,8 @@ import (
 	"github.com/taskqueue-go/taskqueue/taskqueue"
 )
 
+// TestRunAsyncResult: the typed RunAsync gives the task's value once done,
+// with Done closed; the untyped handle reports nil.
 func TestRunAsyncResult(t *testing.T) {
 	forEachKind(t, func(t *testing.T, k queueKind) {
 		q := k.new()
@@ -35,6 +37,8 @@ func TestRunAsyncResult(t *testing.T) {
 	})
 }
 
+// TestSubmitToOwnQueueNeverBlocks: a task that submits to its own queue with
+// RunAsync and Go never blocks, and every task it submitted runs.
 func TestSubmitToOwnQueueNeverBlocks(t *testing.T) {
 	forEachKind(t, func(t *testing.T, k queueKind) {
 		q := k.new()
@@ -58,6 +62,9 @@ func TestSubmitToOwnQueueNeverBlocks(t *testing.T) {
 	})
 }
 
+// TestSerialOrderAndVisibility: a serial queue runs a thousand tasks of Go
+// and RunAsync in submission order, each seeing the writes of the one before
+// without a lock (the race detector would see a missing happens-before).
 func TestSerialOrderAndVisibility(t *testing.T) {
 	for _, k := range kinds {
 		if !k.serial {
@@ -88,6 +95,8 @@ func TestSerialOrderAndVisibility(t *testing.T) {
 	}
 }
 
+// TestConcurrencyLimit: a queue runs exactly its limit of tasks at once,
+// never more.
 func TestConcurrencyLimit(t *testing.T) {
 	forEachKind(t, func(t *testing.T, k queueKind) {
 		q := k.new()

@@ -17,6 +17,8 @@ import (
 	"github.com/taskqueue-go/taskqueue/taskqueue"
 )
 
+// TestRunSyncReturnsTheResult: RunSync returns f's error, and the typed
+// RunSync its value with its error, on the caller and on a worker.
 func TestRunSyncReturnsTheResult(t *testing.T) {
 	forEachKind(t, func(t *testing.T, k queueKind) {
 		q := k.new()
@@ -47,6 +49,8 @@ func TestRunSyncReturnsTheResult(t *testing.T) {
 	})
 }
 
+// TestRunSyncOnIdleQueueRunsOnCaller: RunSync on an idle queue runs f on the
+// calling goroutine.
 func TestRunSyncOnIdleQueueRunsOnCaller(t *testing.T) {
 	forEachKind(t, func(t *testing.T, k queueKind) {
 		q := k.new()
@@ -89,6 +93,8 @@ func TestRunSyncFromOwnTask(t *testing.T) {
 	})
 }
 
+// TestRunSyncContextDone: RunSync whose context ends while f is queued
+// returns ctx.Err(), and f never runs; Stats counts it as canceled.
 func TestRunSyncContextDone(t *testing.T) {
 	forEachKind(t, func(t *testing.T, k queueKind) {
 		q := k.new()
@@ -350,6 +356,8 @@ func TestRunSyncInPlaceWhileSuspendedOrClosed(t *testing.T) {
 	}
 }
 
+// TestRunSyncMisuse: RunSync and the typed RunSync panic with a nil
+// function.
 func TestRunSyncMisuse(t *testing.T) {
 	ctx := context.Background()
 	q := taskqueue.NewSerial()

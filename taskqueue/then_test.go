@@ -46,6 +46,8 @@ func TestThenHoldsNoSlot(t *testing.T) {
 	})
 }
 
+// TestThenTyped: a chain of 100 typed continuations over two queues hands
+// the value on, and a continuation of a task already done runs all the same.
 func TestThenTyped(t *testing.T) {
 	forEachKind(t, func(t *testing.T, k queueKind) {
 		ctx := t.Context()
@@ -124,6 +126,9 @@ func TestThenAfterFailure(t *testing.T) {
 	})
 }
 
+// TestThenCancel: a continuation canceled, or whose context ends, while it
+// waits for its task never runs, nor one canceled once queued; Stats counts
+// them.
 func TestThenCancel(t *testing.T) {
 	forEachKind(t, func(t *testing.T, k queueKind) {
 		ctx := t.Context()
@@ -174,6 +179,8 @@ func TestThenCancel(t *testing.T) {
 	})
 }
 
+// TestThenMisuse: Then panics with a nil queue, function or Future, and on a
+// nil or zero Handle.
 func TestThenMisuse(t *testing.T) {
 	ctx := context.Background()
 	q := taskqueue.NewSerial()
