@@ -116,11 +116,16 @@ func (s *spinningServer) close() {
 }
 
 // BenchmarkMainThreadCall measures a synchronous call's round trip to the
-// real main thread, served by mainthread.Run (which spins 50µs after each
-// frame, and whose callers spin as long for their result), against the
-// locked-goroutine design of other main-thread packages, parking
-// (impl=lockedgoroutine) and with the same spin (impl=lockedgoroutine-spin,
-// the like-for-like baseline).
+// real main thread, served by mainthread.Run with its default spin of 50µs
+// (the loop polls for work after a frame while polling pays, and callers
+// poll for their outcome while it does), against the locked-goroutine design
+// of other main-thread packages, parking (impl=lockedgoroutine) and with the
+// same spin on both sides, always (impl=lockedgoroutine-spin, the
+// like-for-like baseline). The calls come back to back from one goroutine,
+// as a renderer's do. cpu-ns/op is the CPU time the process spends a call,
+// polling included. With GOMAXPROCS=1 nobody polls in mainthread, and the
+// spinning baseline's every poll keeps the other side from running until it
+// ends.
 func BenchmarkMainThreadCall(b *testing.B) {
 	nop := func() {}
 	b.Run("impl=mainthread", func(b *testing.B) {

@@ -2,6 +2,7 @@ package loom
 
 import (
 	"fmt"
+	"strconv"
 	"time"
 )
 
@@ -176,19 +177,31 @@ func WaitCustom(w KeepWaiter) Instruction {
 	return Instruction{kind: waitCustom, ref: w}
 }
 
+// waitNames names the waits in CoroutineInfo, those with arguments by the
+// function that makes them.
+var waitNames = [...]string{
+	waitNextFrame:   "NextFrame",
+	waitSeconds:     "WaitForSeconds",
+	waitRealtime:    "WaitForSecondsRealtime",
+	waitFrames:      "WaitForFrames",
+	waitUntil:       "WaitUntil",
+	waitWhile:       "WaitWhile",
+	waitFor:         "WaitFor",
+	waitCustom:      "WaitCustom",
+	waitAll:         "WaitAll",
+	waitAny:         "WaitAny",
+	waitFixedUpdate: "WaitForFixedUpdate",
+	waitEndOfFrame:  "WaitForEndOfFrame",
+}
+
 // describe describes the wait, for CoroutineInfo.
 func (in Instruction) describe() string {
+	name := waitNames[in.kind]
 	switch in.kind {
-	case waitSeconds:
-		return fmt.Sprintf("WaitForSeconds(%v)", time.Duration(in.n))
-	case waitRealtime:
-		return fmt.Sprintf("WaitForSecondsRealtime(%v)", time.Duration(in.n))
+	case waitSeconds, waitRealtime:
+		return name + "(" + time.Duration(in.n).String() + ")"
 	case waitFrames:
-		return fmt.Sprintf("WaitForFrames(%d)", in.n)
-	case waitUntil:
-		return "WaitUntil"
-	case waitWhile:
-		return "WaitWhile"
+		return name + "(" + strconv.FormatInt(int64(in.n), 10) + ")"
 	case waitFor:
 		if c, ok := in.ref.(*Coroutine); ok {
 			return fmt.Sprintf("WaitFor(coroutine #%d)", c.id) // the loom's coroutines are numbered from 1 as they start
@@ -196,16 +209,10 @@ func (in Instruction) describe() string {
 		return fmt.Sprintf("WaitFor(%T)", in.ref)
 	case waitCustom:
 		return fmt.Sprintf("WaitCustom(%T)", in.ref)
-	case waitAll:
-		return fmt.Sprintf("WaitAll(%d members)", len(in.ref.(*multi).ws))
-	case waitAny:
-		return fmt.Sprintf("WaitAny(%d members)", len(in.ref.(*multi).ws))
-	case waitFixedUpdate:
-		return "WaitForFixedUpdate"
-	case waitEndOfFrame:
-		return "WaitForEndOfFrame"
+	case waitAll, waitAny:
+		return name + "(" + strconv.Itoa(len(in.ref.(*multi).ws)) + " members)"
 	}
-	return "NextFrame"
+	return name
 }
 
 func nop() {}

@@ -54,62 +54,82 @@ type coroutines struct {
 func (co *coroutines) schedule(l *Loom, c *Coroutine, in Instruction) {
 	c.wait = in
 	switch in.kind {
-	case waitSeconds:
-		if in.n > 0 {
-			co.park(&co.scaled, c, after(l.scaledNow(), in.n))
-			return
-		}
-	case waitRealtime:
-		if in.n > 0 {
-			co.park(&co.real, c, after(int64(l.UnscaledTime()), in.n))
-			return
-		}
-	case waitFrames:
-		if in.n > 1 {
-			co.park(&co.frames, c, after(l.Frame(), in.n))
+	case waitSeconds, waitRealtime, waitFrames:
+		if co.parkTimed(l, c, in) {
 			return
 		}
 	case waitUntil, waitWhile, waitCustom, waitAll, waitAny:
 		co.polled = append(co.polled, c)
 		return
 	case waitFixedUpdate:
-		l.mu.Lock()
-		stepped := l.cfg.fixedDT > 0
-		l.mu.Unlock()
-		if !stepped {
-			l.fail(c, noFixedStep(c))
-			return
-		}
-		co.fixed.add(c)
+		co.fileFixed(l, c)
 		return
 	case waitEndOfFrame:
 		co.endOfFrame.add(c)
 		return
 	case waitFor:
-		if w, ok := in.ref.(interface{ coroutine() *Coroutine }); ok && w.coroutine().l == l {
-			w := w.coroutine()
-			if !w.started {
-				l.beginNow(w) // yield return StartCoroutine(...): it begins now
-			}
-			if !w.isDone() {
-				w.waiters = append(w.waiters, c)
-				return
-			}
-		} else {
-			if _, ok := in.ref.(doneReporter); ok {
-				co.polled = append(co.polled, c)
-				return
-			}
-			w := in.ref.(Waitable)
-			if p := protect(func() { c.waitCh = w.Done() }); p != nil {
-				l.fail(c, p)
-				return
-			}
-			co.polled = append(co.polled, c)
+		if co.fileWaitFor(l, c, in.ref) {
 			return
 		}
 	}
 	co.ready = append(co.ready, c) // next frame
+}
+
+// parkTimed parks c, which waits for a time or a number of frames, in the
+// wheel or heap of its wait, reporting false if the wait is short enough to
+// end in the next frame.
+func (co *coroutines) parkTimed(l *Loom, c *Coroutine, in Instruction) bool {
+	switch {
+	case in.kind == waitSeconds && in.n > 0:
+		co.park(&co.scaled, c, after(l.scaledNow(), in.n))
+	case in.kind == waitRealtime && in.n > 0:
+		co.park(&co.real, c, after(int64(l.UnscaledTime()), in.n))
+	case in.kind == waitFrames && in.n > 1:
+		co.park(&co.frames, c, after(l.Frame(), in.n))
+	default:
+		return false
+	}
+	return true
+}
+
+// fileFixed files c for the next fixed step, or ends it if the loom has no
+// fixed steps.
+func (co *coroutines) fileFixed(l *Loom, c *Coroutine) {
+	l.mu.Lock()
+	stepped := l.cfg.fixedDT > 0
+	l.mu.Unlock()
+	if !stepped {
+		l.fail(c, noFixedStep(c))
+		return
+	}
+	co.fixed.add(c)
+}
+
+// fileWaitFor files c, which waits for ref (see WaitFor): among the waiters
+// of ref if it is a coroutine of this loom, else among the polled waits. It
+// reports false if c is to resume in the next frame, ref being a coroutine
+// that has ended. A panic in ref's Done ends c.
+func (co *coroutines) fileWaitFor(l *Loom, c *Coroutine, ref any) bool {
+	if w, ok := ref.(interface{ coroutine() *Coroutine }); ok && w.coroutine().l == l {
+		w := w.coroutine()
+		if !w.started {
+			l.beginNow(w) // yield return StartCoroutine(...): it begins now
+		}
+		if w.isDone() {
+			return false
+		}
+		w.waiters = append(w.waiters, c)
+		return true
+	}
+	if _, ok := ref.(doneReporter); !ok {
+		w := ref.(Waitable)
+		if p := protect(func() { c.waitCh = w.Done() }); p != nil {
+			l.fail(c, p)
+			return true
+		}
+	}
+	co.polled = append(co.polled, c)
+	return true
 }
 
 // waitQueue is a heap or a wheel of waiting coroutines.

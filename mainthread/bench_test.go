@@ -50,6 +50,7 @@ func BenchmarkRunSyncOnMainThread(b *testing.B) {
 	b.Run("impl=mainthread", func(b *testing.B) {
 		b.ReportAllocs()
 		defer reportCPU(b)()
+		defer reportWaits(b)()
 		for b.Loop() {
 			taskqueue.RunSyncOnMainThread(bg, nop)
 		}
@@ -90,6 +91,19 @@ func BenchmarkIsMain(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		mainthread.IsMain()
+	}
+}
+
+// reportWaits starts counting the calls whose caller went to wait, and the
+// times Run's loop went to sleep, and returns a function that reports them
+// per operation as waits/op and sleeps/op: on the path of a call that
+// costs no wake-up, both are 0.
+func reportWaits(b *testing.B) func() {
+	w0, s0 := mainthread.Counters()
+	return func() {
+		w, s := mainthread.Counters()
+		b.ReportMetric(float64(w-w0)/float64(b.N), "waits/op")
+		b.ReportMetric(float64(s-s0)/float64(b.N), "sleeps/op")
 	}
 }
 

@@ -4,6 +4,7 @@ package mainthread_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -35,6 +36,46 @@ func ExampleRun_sync() {
 	// caller on the main thread: false
 	// function on the main thread: true
 	// 307200
+}
+
+// Call runs a function that can fail on the main thread and returns its
+// error, as a GL or windowing call made from a worker would.
+func ExampleCall() {
+	errNoContext := errors.New("no GL context")
+	err := mainthread.Call(context.Background(), func() error {
+		if !mainthread.IsMain() {
+			return errors.New("off the main thread")
+		}
+		return errNoContext // what the main-thread API reported
+	})
+	fmt.Println(err, errors.Is(err, errNoContext))
+	// Output: no GL context true
+}
+
+// CallValue returns what the function returns: here a value that only the
+// main thread may read, as a window's framebuffer size.
+func ExampleCallValue() {
+	size, err := mainthread.CallValue(context.Background(), func() ([2]int, error) {
+		return [2]int{640, 480}, nil // say, window.GetFramebufferSize()
+	})
+	fmt.Println(size, err)
+	// Output: [640 480] <nil>
+}
+
+// A panic on the main thread reaches the caller of Call as a
+// *taskqueue.PanicError, which says it was recovered in the main loom; the
+// main loop serves on.
+func ExampleCall_panic() {
+	defer func() {
+		p := recover().(*taskqueue.PanicError)
+		fmt.Println(p)
+		v, err := mainthread.CallValue(context.Background(), func() (string, error) { return "still serving", nil })
+		fmt.Println(v, err)
+	}()
+	mainthread.Call(context.Background(), func() error { panic("shader compile failed") })
+	// Output:
+	// panic in main: shader compile failed
+	// still serving <nil>
 }
 
 // A caller bounds its wait with a context.

@@ -75,3 +75,21 @@ func TestInAPageRunAsyncPostsToTheMainLoom(t *testing.T) {
 		t.Errorf("the handler got %v", p.Value)
 	}
 }
+
+// TestInAPageCallRunsInline: Call and CallValue run their function at once
+// on the caller and return what it returns; a done context runs nothing.
+func TestInAPageCallRunsInline(t *testing.T) {
+	ctx := context.Background()
+	ran := false
+	if err := mainthread.Call(ctx, func() error { ran = true; return nil }); err != nil || !ran {
+		t.Fatalf("Call = %v, ran %v; want nil, true", err, ran)
+	}
+	if v, err := mainthread.CallValue(ctx, func() (int, error) { return 42, nil }); v != 42 || err != nil {
+		t.Fatalf("CallValue = %d, %v; want 42, nil", v, err)
+	}
+	done, cancel := context.WithCancel(ctx)
+	cancel()
+	if v, err := mainthread.CallValue(done, func() (int, error) { return 42, nil }); v != 0 || err != context.Canceled {
+		t.Errorf("CallValue with a done context = %d, %v; want 0, Canceled", v, err)
+	}
+}

@@ -1,17 +1,32 @@
 package mainthread
 
 import (
-	"errors"
 	"runtime"
 
+	"github.com/taskqueue-go/taskqueue/internal/mainhook"
 	"github.com/taskqueue-go/taskqueue/loom"
 )
 
 // errClosed is the error of work for the main thread once the main loop has
-// stopped: Run returned, or the program closed the main-thread loom. The
-// main-thread helpers of package taskqueue return it, matching their
-// ErrClosed.
-var errClosed = errors.New("mainthread: the main loop has stopped")
+// stopped: Run returned, or the program closed the main-thread loom. It
+// matches taskqueue.ErrClosed, which every closed error of the module
+// matches; this package cannot name it, since package taskqueue sits above
+// it, so package taskqueue hands it over through mainhook.
+var errClosed error = &closedError{}
+
+type closedError struct{}
+
+func (*closedError) Error() string { return "mainthread: the main loop has stopped" }
+
+// Is reports whether target is taskqueue.ErrClosed (nil in a program that
+// does not import package taskqueue, which cannot ask for it either).
+func (*closedError) Is(target error) bool {
+	return target != nil && target == mainhook.QueueClosed
+}
+
+// loomName is the name of the main loom, the Source of its panics and of
+// those of calls to the main thread.
+const loomName = "main"
 
 var (
 	// mainLoom is the loom of the main thread. It holds no goroutine,
@@ -29,23 +44,26 @@ var (
 func init() {
 	runtime.LockOSThread()
 	mainThread = threadID()
-	mainLoom = loom.New()
+	mainLoom = loom.New(loom.WithName(loomName))
 }
 
-// Loom returns the main thread's loom. Run drives it; a program with a frame
-// loop of its own on the main thread (GLFW, SDL) calls its Update once per
-// frame instead, and configures it (a wake function for an event wait, a
-// frame budget, a panic handler) with Configure.
+// Loom returns the main thread's loom, named "main" (loom.WithName): the
+// Source of its panics, and of those of calls to the main thread. Run
+// drives it; a program with a frame loop of its own on the main thread
+// (GLFW, SDL) calls its Update once per frame instead, and configures it (a
+// wake function for an event wait, a frame budget, a panic handler) with
+// Configure.
 func Loom() *loom.Loom { return mainLoom }
 
 // IsMain reports whether the caller runs on the main OS thread, which this
 // package keeps for the main goroutine: the main goroutine itself, or the
 // body of a coroutine of the main loom, which the main goroutine drives.
-// It asks the system for the calling thread's ID, a system call of a few
-// tens of nanoseconds on Linux (see BenchmarkIsMain). In a js/wasm page,
-// where every goroutine runs on the page's one thread, it reports true. On
-// systems other than Linux, Android, macOS, iOS, Windows and js/wasm, where
-// the package cannot tell threads apart, it reports false.
+// It asks the system for the calling thread's ID, a system call that takes
+// about 180ns on a Linux virtual machine (BenchmarkIsMain in this package's
+// benchmarks). In a js/wasm page, where every goroutine runs on the page's
+// one thread, it reports true. On systems other than Linux, Android, macOS,
+// iOS, Windows and js/wasm, where the package cannot tell threads apart, it
+// reports false.
 func IsMain() bool { return knownThreads && threadID() == mainThread }
 
 // runAsync is taskqueue.RunAsyncOnMainThread, which checks its argument: it

@@ -36,14 +36,39 @@ func WithFrameInterval(d time.Duration) Option {
 	return optionFunc(func(o *options) { o.frameInterval = d })
 }
 
-// WithSpin sets how long the main thread spins after a frame before it parks,
-// and how long callers of taskqueue.RunSyncOnMainThread spin for their
-// result while it does: 50µs by default. Waking a parked thread costs
-// microseconds; a spinning one sees new work within a fraction of one.
-// Spinning trades CPU time for latency: a round trip through a
-// spinning loop takes about a microsecond, through a parked one tens (see
-// BenchmarkRunSyncOnMainThread, which reports both, with the CPU time each call costs).
-// WithSpin(0) turns spinning off. WithSpin panics if d < 0.
+// WithSpin sets how long the main loop may poll for work after a frame
+// before it sleeps, and how long a caller of Call, CallValue or
+// taskqueue.RunSyncOnMainThread may poll for its outcome: 50µs by default.
+// WithSpin(0) turns polling off, for both. WithSpin panics if d < 0.
+//
+// Polling trades CPU time for latency. Waking a sleeping thread costs
+// microseconds, tens of them on a virtual machine, and a call that finds
+// the main thread asleep pays two wake-ups, the main thread's and its
+// caller's, as a call to a goroutine locked to its thread that parks does;
+// a call made while the loop polls, whose caller polls for the outcome,
+// pays none. On a 2-CPU virtual machine, BenchmarkMainThreadCall in the
+// module's benchmarks measures about 0.7µs a call so (1.4µs of CPU time,
+// both sides polling), against 10 to 35µs for a goroutine locked to its
+// thread that parks for its next call and 2µs for one that spins for it;
+// back-to-back calls from one goroutine, as a renderer makes, stay on that
+// path.
+//
+// Who burns CPU time, and when:
+//   - the main thread polls, after a frame, for up to d, while polling pays:
+//     a poll that sees work come keeps it polling; polls in vain, or frames
+//     whose callers had to wait, halve its polls and soon stop them, to be
+//     tried again after a number of frames that doubles each time, up to
+//     1024. An idle program, or one whose CPUs other programs keep busy,
+//     so polls rarely.
+//   - a caller polls for up to d per call, only while the main thread
+//     polls after its frames; a caller that found it asleep first hands
+//     its processor to the main thread, as a park would (its post queued
+//     the main goroutine there). At most GOMAXPROCS-1 callers poll at
+//     once; the others park.
+//   - nobody polls when GOMAXPROCS or the number of CPUs is 1 (a poll would
+//     keep the other side from running until it ended), nor in a js/wasm
+//     page, and a call then costs what one to a locked goroutine that parks
+//     costs.
 func WithSpin(d time.Duration) Option {
 	if d < 0 {
 		panic(fmt.Sprintf("mainthread: WithSpin(%v): duration must not be negative", d))
@@ -56,26 +81,33 @@ var (
 	running, served atomic.Bool
 	// spinFor is the spin of the running Run, in nanoseconds.
 	spinFor atomic.Int64
-	// loopSpinning is true while Run spins for work, so callers know that
-	// spinning for their result is worth it.
-	loopSpinning atomic.Bool
-	// loopAsleep is true while Run sleeps until it is woken or its next
-	// frame is due.
-	loopAsleep atomic.Bool
+	// loop is what Run's loop does (loopOff, loopBusy, loopPolling or
+	// loopAsleep), set by the loop alone, for callers: whether they may be
+	// the main goroutine.
+	loop atomic.Uint32
+)
+
+// The states of Run's loop.
+const (
+	loopOff     uint32 = iota // Run does not serve the main thread
+	loopBusy                  // it runs a frame, or decides what to do after one
+	loopPolling               // it polls for work between frames
+	loopAsleep                // it sleeps until woken or its next frame is due
 )
 
 // Run serves the main thread until app returns. Call it from main; it runs
 // app on a new goroutine and uses the main goroutine to run the main loom
-// frame by frame, as work arrives: functions posted (by
+// frame by frame, as work arrives: functions posted (by Call, CallValue,
 // taskqueue.RunSyncOnMainThread and RunAsyncOnMainThread, or to Loom()) at
-// once, timers when they fall due, coroutines at the frame interval. It never runs empty
-// frames in a busy loop: between frames it spins briefly (WithSpin), then
-// sleeps until woken.
+// once, timers when they fall due, coroutines at the frame interval. It
+// never runs empty frames in a busy loop: between frames it polls briefly
+// (WithSpin), then sleeps until woken.
 //
 // When app returns, Run closes the main loom: functions already posted run,
-// timers end with loom.ErrClosed, later calls get taskqueue.ErrClosed. Then Run
-// returns. Run panics if called off the main goroutine, or a second time,
-// while it serves or after: the main loop serves once per process.
+// timers end with loom.ErrClosed, later calls get an error matching
+// taskqueue.ErrClosed. Then Run returns. Run panics if called off the main
+// goroutine, or a second time, while it serves or after: the main loop
+// serves once per process.
 func Run(app func(), opts ...Option) {
 	if knownThreads && !IsMain() {
 		panic("mainthread: Run called off the main goroutine")
@@ -93,6 +125,7 @@ func Run(app func(), opts ...Option) {
 	}
 	spinFor.Store(int64(o.spin))
 	defer spinFor.Store(0)
+	defer loop.Store(loopOff)
 
 	done := make(chan struct{})
 	go func() {
@@ -101,7 +134,11 @@ func Run(app func(), opts ...Option) {
 	}()
 	l := mainLoom
 	var timer *time.Timer
-	for {
+	pl := newPoller(o.spin, &spinSlots)
+	defer pl.stop()
+	for frame := 1; ; frame++ {
+		loop.Store(loopBusy)
+		frameCalls.Store(0)
 		l.Update()
 		select {
 		case <-done:
@@ -109,9 +146,21 @@ func Run(app func(), opts ...Option) {
 			return
 		default:
 		}
+		if frame%256 == 0 {
+			// GOMAXPROCS may change. Reading it takes a lock of the
+			// scheduler: not once per frame.
+			pl.procs()
+		}
 		idle := l.Idle()
-		if idle.Now || (o.spin > 0 && spin(idle.Wake, done, o.spin)) {
+		if idle.Now {
 			continue
+		}
+		if d := pl.next(frameCalls.Load()); d > 0 {
+			came := poll(idle.Wake, done, d)
+			pl.polled(came)
+			if came {
+				continue
+			}
 		}
 		var tick <-chan time.Time
 		if d, ok := nextFrame(idle, o.frameInterval); ok {
@@ -126,13 +175,13 @@ func Run(app func(), opts ...Option) {
 			}
 			tick = timer.C
 		}
-		loopAsleep.Store(true)
+		loop.Store(loopAsleep)
+		loopSleeps.Add(1)
 		select {
 		case <-idle.Wake:
 		case <-tick:
 		case <-done:
 		}
-		loopAsleep.Store(false)
 	}
 }
 
@@ -148,31 +197,4 @@ func nextFrame(idle loom.Idle, interval time.Duration) (time.Duration, bool) {
 		return idle.Delay, true
 	}
 	return 0, false
-}
-
-// spin watches for work for up to d, reporting whether some arrived.
-func spin(wake <-chan struct{}, done <-chan struct{}, d time.Duration) bool {
-	loopSpinning.Store(true)
-	defer loopSpinning.Store(false)
-	start := time.Now()
-	for i := 1; ; i++ {
-		// A receive on one channel, with a default, reads an empty channel
-		// without taking its lock; a select of two channels would take both
-		// locks on every turn, and a poster's wake-up would wait for them.
-		select {
-		case <-wake:
-			return true
-		default:
-		}
-		if i%64 == 0 {
-			select {
-			case <-done:
-				return true
-			default:
-			}
-			if time.Since(start) > d {
-				return false
-			}
-		}
-	}
 }

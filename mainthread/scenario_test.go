@@ -3,6 +3,7 @@ package mainthread_test
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -20,6 +21,10 @@ func runScenario(name string) int {
 		return shutdownScenario()
 	case "runtwice":
 		return runTwiceScenario()
+	case "callclosed":
+		return callClosedScenario()
+	case "panicreport":
+		return panicReportScenario()
 	}
 	fmt.Fprintln(os.Stderr, "unknown scenario", name)
 	return 2
@@ -76,4 +81,39 @@ func runTwiceScenario() int {
 	mainthread.Run(func() {})
 	fmt.Println("second Run returned")
 	return 1
+}
+
+// callClosedScenario: once Run has returned, Call and CallValue from another
+// goroutine return an error matching taskqueue.ErrClosed (and CallValue the
+// zero value), at once.
+func callClosedScenario() int {
+	mainthread.Run(func() {})
+	res := make(chan string)
+	go func() {
+		err := mainthread.Call(bg, func() error { return nil })
+		v, verr := mainthread.CallValue(bg, func() (int, error) { return 1, nil })
+		res <- fmt.Sprintf("closed: Call %v, CallValue %v %d (%v)", errors.Is(err, taskqueue.ErrClosed), errors.Is(verr, taskqueue.ErrClosed), v, err)
+	}()
+	fmt.Println(<-res)
+	return 0
+}
+
+// panicReportScenario: a panic of a function posted to the main loom, which
+// no caller sees, is reported by the default handler through log/slog with
+// the loom's name, "main".
+func panicReportScenario() int {
+	dropStack := func(_ []string, a slog.Attr) slog.Attr {
+		if a.Key == "stack" || a.Key == slog.TimeKey {
+			return slog.Attr{}
+		}
+		return a
+	}
+	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stdout, &slog.HandlerOptions{ReplaceAttr: dropStack})))
+	mainthread.Run(func() {
+		done := make(chan struct{})
+		taskqueue.RunAsyncOnMainThread(func() { panic("boom") })
+		taskqueue.RunAsyncOnMainThread(func() { close(done) })
+		<-done
+	})
+	return 0
 }

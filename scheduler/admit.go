@@ -125,6 +125,12 @@ func (s *Scheduler) spawnLocked() {
 // the target and calls the idle function.
 func (s *Scheduler) unlock() {
 	s.spawnLocked()
+	if s.tree.parent == nil && s.cfg.onIdle == nil {
+		s.unlockRoot() // the common case, with less to settle
+		return
+	}
+	withdrew := s.withdrawTurnLocked()
+	hold := s.holdChangeLocked()
 	if holds := s.gate.suspends > 0 || s.slots.active > s.slots.limit; holds != s.gate.holds.Load() {
 		s.gate.holds.Store(holds) // stored only when it changes: the subtree reads it before each item
 	}
@@ -135,9 +141,34 @@ func (s *Scheduler) unlock() {
 	if request {
 		s.tree.parent.pushTurn(s)
 	}
+	if withdrew {
+		s.tree.parent.settle()
+	}
+	if hold != 0 {
+		s.holdTargets(hold)
+	}
 	if notify {
 		s.cfg.onIdle()
 	}
+}
+
+// unlockRoot is unlock for a root with no idle function: it has no turn to
+// request or withdraw, no target to hold, and nobody to call.
+func (s *Scheduler) unlockRoot() {
+	if holds := s.gate.suspends > 0 || s.slots.active > s.slots.limit; holds != s.gate.holds.Load() {
+		s.gate.holds.Store(holds)
+	}
+	if s.books.busy && s.isIdleLocked() {
+		s.idleLocked()
+	}
+	s.mu.Unlock()
+}
+
+// settle draws the consequences of a change made to s by another
+// Scheduler's unlock (a child withdrew a turn): the slots, the idle signal.
+func (s *Scheduler) settle() {
+	s.mu.Lock()
+	s.unlock()
 }
 
 // isIdleLocked reports whether nothing is queued, reserved or running in s
@@ -178,29 +209,34 @@ func (s *Scheduler) takeLocked() (Task, bool) {
 	s.waits.startedLocked(s.list.frontID())
 	t := s.list.pop()
 	s.slots.running++
+	if s.tree.isTurn(t) {
+		s.slots.turns++
+		s.tree.mux.taken()
+		return t, true
+	}
 	if isBarrier(t) {
 		s.gate.barriers--
 		s.gate.exclusive = true
 	}
-	switch {
-	case s.tree.isTurn(t):
-		s.slots.turns++
-		s.tree.mux.queued--
-	case !isCarried(t):
+	if !isCarried(t) { // a carried item holds no room
 		s.cfg.room.release(1)
 	}
 	return t, true
 }
 
-// finishLocked records the end of t, an item that ran on a slot of s.
-func (s *Scheduler) finishLocked(t Task) {
+// finishLocked records the end of t, an item that ran on a slot of s, and
+// reports whether its end lets other items start that could not (it was a
+// barrier): unlock must then start their slots.
+func (s *Scheduler) finishLocked(t Task) (opened bool) {
 	s.slots.running--
 	if s.tree.isTurn(t) {
 		s.slots.turns--
-	} else {
-		s.books.completed++
+		return false
 	}
+	s.books.completed++
 	if isBarrier(t) {
-		s.gate.exclusive = false // the items behind it may start: unlock starts their slots
+		s.gate.exclusive = false
+		return true
 	}
+	return false
 }

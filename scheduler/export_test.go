@@ -83,6 +83,15 @@ func (s *Scheduler) Snapshot() (pending, active int) {
 	return s.list.live, int(s.slots.active)
 }
 
+// Locked reports whether s's mutex is held now.
+func (s *Scheduler) Locked() bool {
+	if s.mu.TryLock() {
+		s.mu.Unlock()
+		return false
+	}
+	return true
+}
+
 // Active returns the number of slots in use: workers, turns and TryRun
 // callers.
 func (s *Scheduler) Active() int {

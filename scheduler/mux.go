@@ -21,7 +21,11 @@ type mux struct {
 	levels []*level   // by priority, highest first
 	streak int32      // starts in a row from the highest level while a lower one waited
 	seq    uint64     // orders the turns of all levels
-	queued int        // mux items in the target's list: turns waiting for a slot
+	// ids are the IDs of the mux items in the target's list, oldest first:
+	// they leave it at its front, as turns start, or at the end of ids, as
+	// a child withdraws a turn it no longer needs (see withdrawTurnLocked).
+	ids  []ID
+	head int
 }
 
 // A level is a FIFO of the children's turns of one priority.
@@ -55,7 +59,41 @@ func (m *mux) waiting() int {
 	if m == nil {
 		return 0
 	}
-	return m.queued
+	return len(m.ids) - m.head
+}
+
+// pushed notes the ID of a mux item just pushed on the target's list.
+func (m *mux) pushed(id ID) { m.ids = append(m.ids, id) }
+
+// taken notes that the oldest mux item left the target's list, at its front.
+func (m *mux) taken() {
+	m.head++
+	if m.head == len(m.ids) {
+		m.ids, m.head = m.ids[:0], 0
+		if cap(m.ids) > maxIdleLevel {
+			m.ids = nil
+		}
+	}
+}
+
+// withdraw takes a turn of c that waits back out of m's levels and one mux
+// item out of the target's list l, reporting false if c has none waiting
+// (the turn was taken meanwhile, and will run).
+func (m *mux) withdraw(c *Scheduler, l *list) bool {
+	if m == nil || m.waiting() == 0 {
+		return false
+	}
+	lv := m.levelFor(c.tree.prio)
+	for i := len(lv.turns) - 1; i >= lv.head; i-- {
+		if lv.turns[i].c == c {
+			lv.turns = append(lv.turns[:i], lv.turns[i+1:]...)
+			id := m.ids[len(m.ids)-1]
+			m.ids = m.ids[:len(m.ids)-1]
+			l.remove(id) // mux items are all alike: which one goes does not matter
+			return true
+		}
+	}
+	return false
 }
 
 // add puts a turn of c in its level, for a mux item that the caller queues.

@@ -73,8 +73,9 @@ func logPanic(p *PanicError) {
 }
 
 // Latency summarizes how long a Scheduler's items waited, from queued to
-// started, over a sample of one item in sampleEvery. The percentiles are
-// upper bounds, each a power of two nanoseconds.
+// started, over a sample of one item in 64, backlogs of up to four million
+// items included. The percentiles are upper bounds, each a power of two
+// nanoseconds.
 type Latency struct {
 	Samples  uint64        // items measured
 	P50, P99 time.Duration // half and 99% of them waited at most this long
@@ -94,16 +95,17 @@ type waits struct {
 	s      *sampler
 }
 
-// maxInFlight is how many sampled items may wait at once; the samples of a
-// backlog longer than sampleEvery*maxInFlight are spread over its length.
-const maxInFlight = 8
+// maxInFlight is how many sampled items may wait at once: a backlog of up
+// to sampleEvery*maxInFlight items is sampled one in sampleEvery; the room
+// for them grows with the backlog, a few bytes for every sampleEvery items
+// queued, and goes once none is in flight.
+const maxInFlight = 1 << 16
 
-// sampler holds the sampled items in flight, oldest first, and the
-// histogram of their waits, which counts with atomics, since the worker of a
-// claim measures without the lock.
+// sampler holds the sampled items in flight, oldest first, in a ring, and
+// the histogram of their waits, which counts with atomics.
 type sampler struct {
-	ids  [maxInFlight]ID
-	at   [maxInFlight]time.Time
+	ids  []ID
+	at   []time.Time
 	head int // index of the oldest in flight
 	n    int // in flight
 	hist histogram
@@ -119,39 +121,68 @@ func (h *histogram) record(since time.Time) {
 	h.buckets[min(bits.Len64(uint64(d)), len(h.buckets)-1)].Add(1)
 }
 
-// pushedLocked notes that the item id was queued, and samples it if its turn
-// has come and there is room for one more sample in flight.
-func (w *waits) pushedLocked(id ID) {
+// pushedLocked notes that the item id was queued, live items being queued
+// now, and samples it if its turn has come and there is room for one more
+// sample in flight. The room grows with live: samples of items removed
+// behind a head that does not move stay in flight until it does, and must
+// not make it grow.
+func (w *waits) pushedLocked(id ID, live int) {
 	w.pushes++
-	if w.pushes%sampleEvery != 0 {
-		return
+	if w.pushes%sampleEvery == 0 {
+		w.sample(id, live)
 	}
+}
+
+// sample samples the item id, queued with live items, if there is room.
+func (w *waits) sample(id ID, live int) {
 	if w.s == nil {
 		w.s = new(sampler)
 	}
 	s := w.s
-	if s.n == maxInFlight {
+	if s.n == len(s.ids) && (s.n > live/sampleEvery+8 || !s.grow()) {
 		return
 	}
-	i := (s.head + s.n) % maxInFlight
+	i := (s.head + s.n) % len(s.ids)
 	s.ids[i], s.at[i] = id, time.Now()
 	s.n++
+}
+
+// grow makes room for more samples in flight, reporting false if there may
+// be no more.
+func (s *sampler) grow() bool {
+	size := max(8, 2*len(s.ids))
+	if size > maxInFlight {
+		return false
+	}
+	ids, at := make([]ID, size), make([]time.Time, size)
+	for k := range s.n {
+		j := (s.head + k) % len(s.ids)
+		ids[k], at[k] = s.ids[j], s.at[j]
+	}
+	s.ids, s.at, s.head = ids, at, 0
+	return true
 }
 
 // startedLocked notes that the item id has started: it records the wait of
 // the sample in flight of that item, and drops those before it, whose items
 // were removed.
 func (w *waits) startedLocked(id ID) {
-	s := w.s
-	if s == nil {
-		return
+	if s := w.s; s != nil && s.n > 0 {
+		s.started(id)
 	}
+}
+
+// started is startedLocked for a sampler with samples in flight.
+func (s *sampler) started(id ID) {
 	for s.n > 0 && s.ids[s.head] <= id {
 		if s.ids[s.head] == id {
 			s.hist.record(s.at[s.head])
 		}
-		s.head = (s.head + 1) % maxInFlight
+		s.head = (s.head + 1) % len(s.ids)
 		s.n--
+	}
+	if s.n == 0 && len(s.ids) > 8 {
+		s.ids, s.at, s.head = nil, nil, 0 // a burst's room is not kept
 	}
 }
 

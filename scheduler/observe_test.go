@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"runtime"
@@ -147,5 +148,24 @@ func TestWaitLatency(t *testing.T) {
 				t.Errorf("limit %d: Wait = %+v; want P50 over 1s, and P50 <= P99 <= Max <= 2s", limit, l)
 			}
 		})
+	}
+}
+
+// BenchmarkObserve measures what names (pprof labels on the workers) and
+// runtime/trace cost per item: an unnamed scheduler against a named one,
+// with tracing off and on.
+func BenchmarkObserve(b *testing.B) {
+	for _, tracing := range []bool{false, true} {
+		for _, name := range []string{"", "render"} {
+			b.Run(fmt.Sprintf("trace=%v/named=%v", tracing, name != ""), func(b *testing.B) {
+				if tracing {
+					if err := trace.Start(io.Discard); err != nil {
+						b.Skip(err)
+					}
+					defer trace.Stop()
+				}
+				benchEnqueue(b, scheduler.New(1, scheduler.WithName(name)))
+			})
+		}
 	}
 }

@@ -4,12 +4,31 @@ import "fmt"
 
 // An Option configures a Scheduler. Options are given to New.
 type Option interface {
-	apply(*options)
+	apply(options) options
 }
 
-type optionFunc func(*options)
+// Each option is a type of its own, not a closure: a func, a pointer or a
+// small int goes into an Option without an allocation, and apply takes the
+// options by value so that they do not escape.
+type (
+	maxPendingOption int
+	panicOption      func(*PanicError)
+	goexitOption     func()
+	targetOption     struct{ s *Scheduler }
+	priorityOption   int32
+	quantumOption    int32
+	idleOption       func()
+	nameOption       string
+)
 
-func (f optionFunc) apply(o *options) { f(o) }
+func (n maxPendingOption) apply(o options) options { o.maxPending = int(n); return o }
+func (h panicOption) apply(o options) options      { o.onPanic = h; return o }
+func (f goexitOption) apply(o options) options     { o.onGoexit = f; return o }
+func (t targetOption) apply(o options) options     { o.target = t.s; return o }
+func (p priorityOption) apply(o options) options   { o.priority = int32(p); return o }
+func (n quantumOption) apply(o options) options    { o.quantum = int32(n); return o }
+func (f idleOption) apply(o options) options       { o.onIdle = f; return o }
+func (n nameOption) apply(o options) options       { o.name = string(n); return o }
 
 type options struct {
 	maxPending int               // 0: unbounded
@@ -25,7 +44,7 @@ type options struct {
 func buildOptions(opts []Option) options {
 	o := options{onPanic: logPanic, quantum: defaultQuantum}
 	for _, opt := range opts {
-		opt.apply(&o)
+		o = opt.apply(o)
 	}
 	return o
 }
@@ -38,7 +57,7 @@ func WithMaxPending(n int) Option {
 	if n < 1 {
 		panic(fmt.Sprintf("scheduler: WithMaxPending(%d): bound must be positive", n))
 	}
-	return optionFunc(func(o *options) { o.maxPending = n })
+	return maxPendingOption(n)
 }
 
 // WithPanicHandler sets the function that receives the panics of items, each
@@ -55,7 +74,7 @@ func WithPanicHandler(h func(*PanicError)) Option {
 	if h == nil {
 		panic("scheduler: WithPanicHandler(nil)")
 	}
-	return optionFunc(func(o *options) { o.onPanic = h })
+	return panicOption(h)
 }
 
 // WithGoexitFunc sets a function that the Scheduler calls when an item
@@ -68,7 +87,7 @@ func WithGoexitFunc(f func()) Option {
 	if f == nil {
 		panic("scheduler: WithGoexitFunc(nil)")
 	}
-	return optionFunc(func(o *options) { o.onGoexit = f })
+	return goexitOption(f)
 }
 
 // WithTarget makes the Scheduler a child of target: it runs its items on
@@ -89,17 +108,19 @@ func WithTarget(target *Scheduler) Option {
 	if target == nil {
 		panic("scheduler: WithTarget(nil)")
 	}
-	return optionFunc(func(o *options) { o.target = target })
+	return targetOption{target}
 }
 
-// WithPriority sets the priority of a child on its target (see WithTarget):
-// the target starts the items of its children of the highest priority first,
-// its own items having priority 0, except that, while items of lower
-// priorities wait, every eighth start goes to the one of them that has waited
-// longest, so that none starves. Without this option a child has priority 0
-// and takes its turns in order with its target's own items.
+// WithPriority sets the priority of a child on its target (see WithTarget).
+// Priorities order a target's children among themselves: each turn of the
+// target's that goes to a child goes to the one of the highest priority with
+// items waiting, except that, while children of lower priorities wait, every
+// eighth such turn goes to the one of them that has waited longest, so that
+// none starves. The target's own items keep their places in its list, in
+// order with the children's turns, whatever the priorities. Without this
+// option a child has priority 0.
 func WithPriority(p int) Option {
-	return optionFunc(func(o *options) { o.priority = int32(max(min(p, 1<<30), -(1 << 30))) })
+	return priorityOption(max(min(p, 1<<30), -(1 << 30)))
 }
 
 // WithQuantum sets how many items a child runs on a turn of its target's
@@ -110,7 +131,7 @@ func WithQuantum(n int) Option {
 	if n < 1 {
 		panic(fmt.Sprintf("scheduler: WithQuantum(%d): quantum must be positive", n))
 	}
-	return optionFunc(func(o *options) { o.quantum = int32(min(n, maxLimit)) })
+	return quantumOption(min(n, maxLimit))
 }
 
 // WithIdleFunc sets a function that the Scheduler calls, with no lock held,
@@ -127,7 +148,7 @@ func WithIdleFunc(f func()) Option {
 	if f == nil {
 		panic("scheduler: WithIdleFunc(nil)")
 	}
-	return optionFunc(func(o *options) { o.onIdle = f })
+	return idleOption(f)
 }
 
 // WithName names the Scheduler: the name is the Source of the panics it
@@ -138,5 +159,5 @@ func WithIdleFunc(f func()) Option {
 // no label, which costs nothing per item, and its trace regions are named
 // "scheduler".
 func WithName(name string) Option {
-	return optionFunc(func(o *options) { o.name = name })
+	return nameOption(name)
 }

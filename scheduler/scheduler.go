@@ -185,7 +185,7 @@ func (s *Scheduler) push(t Task) (ID, error) {
 // pushLocked queues t; unlock starts the slot it needs.
 func (s *Scheduler) pushLocked(t Task) ID {
 	id := s.list.push(t)
-	s.waits.pushedLocked(id)
+	s.waits.pushedLocked(id, s.list.live)
 	if isBarrier(t) {
 		s.gate.barriers++
 	}
@@ -241,6 +241,9 @@ func (s *Scheduler) CloseNow() []Task {
 func (s *Scheduler) dequeueAllLocked() []Task {
 	var ts []Task
 	room := 0
+	if m := s.tree.mux; m != nil {
+		m.ids, m.head = m.ids[:0], 0 // the turns are pushed again below, with new IDs
+	}
 	for _, t := range s.list.drain() {
 		if s.tree.isTurn(t) {
 			s.tree.requeueTurnLocked(&s.list) // a child's turn keeps its place among the turns

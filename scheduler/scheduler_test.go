@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"runtime"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -21,71 +21,60 @@ import (
 // released.
 type gate struct {
 	name    string
-	log     *eventLog
+	log     *testkit.Log
 	release chan struct{}
 }
 
-func newGate(name string, log *eventLog) *gate {
+func newGate(name string, log *testkit.Log) *gate {
 	return &gate{name: name, log: log, release: make(chan struct{})}
 }
 
 func (g *gate) Run(scheduler.Slot) {
-	g.log.add(g.name)
+	g.log.Add(g.name)
 	<-g.release
 }
 
-// eventLog is a list of names, safe for concurrent use.
-type eventLog struct {
-	mu     sync.Mutex
-	events []string
+// release lets the gates end.
+func release(gates ...*gate) {
+	for _, g := range gates {
+		close(g.release)
+	}
 }
 
-func (l *eventLog) add(e string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.events = append(l.events, e)
+// mustWait waits until s is idle, and fails the test if Wait fails.
+func mustWait(t *testing.T, s *scheduler.Scheduler) {
+	t.Helper()
+	if err := s.Wait(t.Context()); err != nil {
+		t.Fatal(err)
+	}
 }
 
-// take returns the events logged since the last take.
-func (l *eventLog) take() []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	e := l.events
-	l.events = nil
-	return e
+// expect fails the test, naming the moment when, unless got, what a log
+// recorded, is want.
+func expect(t *testing.T, when string, got []string, want ...string) {
+	t.Helper()
+	if !slices.Equal(got, want) {
+		t.Errorf("%s: logged %q; want %q", when, got, want)
+	}
 }
 
-// sorted returns the events logged since the last take, sorted: events of
-// items that started together may be logged in any order.
-func (l *eventLog) sorted() []string {
-	e := l.take()
-	slices.Sort(e)
-	return e
-}
+// slotFunc is a Task that receives its Slot.
+type slotFunc func(scheduler.Slot)
 
-// panicMessage runs f and returns the message it panicked with, or "" if it
-// did not panic.
-func panicMessage(f func()) (msg string) {
-	defer func() {
-		if v := recover(); v != nil {
-			msg = fmt.Sprint(v)
-		}
-	}()
-	f()
-	return ""
-}
+func (f slotFunc) Run(sl scheduler.Slot) { f(sl) }
 
-func TestNewPanicsOnBadLimit(t *testing.T) {
+// TestNewLimit: New panics on a limit below one, naming it, and takes a
+// limit above 1<<30 as 1<<30.
+func TestNewLimit(t *testing.T) {
 	for _, n := range []int{0, -1} {
-		got := panicMessage(func() { scheduler.New(n) })
+		got := testkit.PanicMessage(func() { scheduler.New(n) })
 		want := fmt.Sprintf("scheduler: New(%d): limit must be positive", n)
 		if got != want {
 			t.Errorf("New(%d) panicked with %q; want %q", n, got, want)
 		}
 	}
-	got := panicMessage(func() { scheduler.WithMaxPending(0) })
-	if want := "scheduler: WithMaxPending(0): bound must be positive"; got != want {
-		t.Errorf("WithMaxPending(0) panicked with %q; want %q", got, want)
+	if got := scheduler.New(math.MaxInt).Limit(); got != 1<<30 {
+		t.Errorf("New(MaxInt).Limit() = %d; want 1<<30", got)
 	}
 }
 
@@ -112,62 +101,15 @@ func TestZeroSchedulerPanics(t *testing.T) {
 		"Suspend":        func() { s.Suspend() },
 		"Resume":         func() { s.Resume() },
 		"SetLimit":       func() { s.SetLimit(2) },
+		"Held":           func() { s.Held() },
+		"Hold":           func() { s.Hold() },
+		"Requeue":        func() { s.Requeue(scheduler.Func(func() {})) },
 	}
 	for call, f := range calls {
 		want := "scheduler: " + call + " on a zero Scheduler; make one with New"
 		if got := testkit.PanicMessage(f); got != want {
 			t.Errorf("%s on the zero Scheduler panicked with %q; want %q", call, got, want)
 		}
-	}
-}
-
-// TestFIFOAndLimit checks that items start in FIFO order, at most limit at a
-// time, as earlier ones finish.
-func TestFIFOAndLimit(t *testing.T) {
-	for _, limit := range []int{1, 2, 3} {
-		t.Run(fmt.Sprintf("limit=%d", limit), func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				var log eventLog
-				s := scheduler.New(limit)
-				var gates []*gate
-				for i := range 7 {
-					g := newGate(fmt.Sprint(i), &log)
-					gates = append(gates, g)
-					if _, err := s.Enqueue(g); err != nil {
-						t.Fatalf("Enqueue: %v", err)
-					}
-				}
-				synctest.Wait()
-				var want []string
-				for i := range limit {
-					want = append(want, fmt.Sprint(i))
-				}
-				if got := log.sorted(); !slices.Equal(got, want) {
-					t.Fatalf("started %v; want %v", got, want)
-				}
-				if got := s.Stats().Running; got != limit {
-					t.Errorf("Running() = %d; want %d", got, limit)
-				}
-				if got := s.Stats().Pending; got != 7-limit {
-					t.Errorf("Pending() = %d; want %d", got, 7-limit)
-				}
-				// Each finish lets exactly the next item in line start.
-				for i := range 7 {
-					close(gates[i].release)
-					synctest.Wait()
-					var want []string
-					if next := i + limit; next < 7 {
-						want = []string{fmt.Sprint(next)}
-					}
-					if got := log.take(); !slices.Equal(got, want) {
-						t.Fatalf("after item %d finished, started %v; want %v", i, got, want)
-					}
-				}
-				if got := s.Active(); got != 0 {
-					t.Errorf("idle scheduler has %d active workers; want 0", got)
-				}
-			})
-		})
 	}
 }
 
@@ -185,9 +127,7 @@ func TestSerialHappensBefore(t *testing.T) {
 			runtime.Gosched() // let the worker drain and exit now and then
 		}
 	}
-	if err := s.Wait(t.Context()); err != nil {
-		t.Fatal(err)
-	}
+	mustWait(t, s)
 	if n != 1000 {
 		t.Errorf("n = %d; want 1000", n)
 	}
@@ -195,7 +135,7 @@ func TestSerialHappensBefore(t *testing.T) {
 
 func TestTryDequeue(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var log eventLog
+		var log testkit.Log
 		s := scheduler.New(1)
 		a, b, c := newGate("a", &log), newGate("b", &log), newGate("c", &log)
 		idA, _ := s.Enqueue(a)
@@ -217,316 +157,37 @@ func TestTryDequeue(t *testing.T) {
 		if got := s.Stats().Pending; got != 1 {
 			t.Errorf("Pending() = %d; want 1", got)
 		}
-		close(a.release)
-		close(c.release)
+		release(a, c)
 		synctest.Wait()
-		if got, want := log.take(), []string{"a", "c"}; !slices.Equal(got, want) {
-			t.Errorf("ran %v; want %v (b was dequeued)", got, want)
-		}
+		expect(t, "b was dequeued", log.Take(), "a", "c")
 	})
 }
 
-func TestBarrier(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		var log eventLog
-		s := scheduler.New(3)
-		a, b := newGate("a", &log), newGate("b", &log)
-		bar := newGate("barrier", &log)
-		c, d := newGate("c", &log), newGate("d", &log)
-		s.Enqueue(a)
-		s.Enqueue(b)
-		s.Enqueue(scheduler.Barrier(bar))
-		s.Enqueue(c)
-		s.Enqueue(d)
-		synctest.Wait()
-		if got, want := log.sorted(), []string{"a", "b"}; !slices.Equal(got, want) {
-			t.Fatalf("started %v; want %v: the barrier waits for the items before it", got, want)
-		}
-		close(a.release)
-		synctest.Wait()
-		if got := log.take(); len(got) != 0 {
-			t.Fatalf("started %v while b still ran; want nothing", got)
-		}
-		close(b.release)
-		synctest.Wait()
-		if got, want := log.take(), []string{"barrier"}; !slices.Equal(got, want) {
-			t.Fatalf("started %v; want %v alone", got, want)
-		}
-		if got := s.Stats().Running; got != 1 {
-			t.Errorf("Running() = %d during the barrier; want 1", got)
-		}
-		if s.TryRun(scheduler.Slot{}, func(scheduler.Slot) {}) {
-			t.Error("TryRun ran an item beside a barrier")
-		}
-		close(bar.release)
-		synctest.Wait()
-		if got, want := log.sorted(), []string{"c", "d"}; !slices.Equal(got, want) {
-			t.Fatalf("started %v after the barrier; want %v together", got, want)
-		}
-		close(c.release)
-		close(d.release)
-	})
-}
-
-func TestBarrierDequeuedUnblocksItemsBehindIt(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		var log eventLog
-		s := scheduler.New(2)
-		a, bar, c := newGate("a", &log), newGate("barrier", &log), newGate("c", &log)
-		s.Enqueue(a)
-		id, _ := s.Enqueue(scheduler.Barrier(bar))
-		s.Enqueue(c)
-		synctest.Wait()
-		if !s.TryDequeue(id) {
-			t.Fatal("TryDequeue(barrier) = false; want true")
-		}
-		synctest.Wait()
-		if got, want := log.sorted(), []string{"a", "c"}; !slices.Equal(got, want) {
-			t.Errorf("started %v; want %v once the barrier is gone", got, want)
-		}
-		close(a.release)
-		close(c.release)
-	})
-}
-
-func TestTryRun(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		var log eventLog
-		s := scheduler.New(1)
-		ran := false
-		if !s.TryRun(scheduler.Slot{}, func(scheduler.Slot) { ran = true }) || !ran {
-			t.Fatal("TryRun on an idle scheduler did not run the item on the caller")
-		}
-		a := newGate("a", &log)
-		s.Enqueue(a)
-		synctest.Wait()
-		if s.TryRun(scheduler.Slot{}, func(scheduler.Slot) {}) {
-			t.Error("TryRun on a full serial scheduler reported true")
-		}
-		close(a.release)
-		synctest.Wait()
-
-		// An item queued while TryRun runs starts when it returns.
-		b := newGate("b", &log)
-		s.TryRun(scheduler.Slot{}, func(scheduler.Slot) {
-			s.Enqueue(b)
-			synctest.Wait()
-			if got := log.take(); !slices.Equal(got, []string{"a"}) {
-				t.Errorf("started %v while TryRun held the only slot; want [a]", got)
-			}
-		})
-		synctest.Wait()
-		if got := log.take(); !slices.Equal(got, []string{"b"}) {
-			t.Errorf("started %v after TryRun; want [b]", got)
-		}
-		close(b.release)
-		synctest.Wait()
-
-		// A panic reaches the caller and frees the slot.
-		msg := panicMessage(func() { s.TryRun(scheduler.Slot{}, func(scheduler.Slot) { panic("boom") }) })
-		if msg != "boom" {
-			t.Errorf("TryRun panicked with %q; want %q", msg, "boom")
-		}
-		if got := s.Active(); got != 0 {
-			t.Errorf("Active() = %d after a panic in TryRun; want 0", got)
-		}
-		s.Close()
-		if s.TryRun(scheduler.Slot{}, func(scheduler.Slot) {}) {
-			t.Error("TryRun after Close reported true")
-		}
-	})
-}
-
-// TestTryRunKeepsFIFO checks that TryRun does not jump a queue with items in
-// it, even when a slot is free.
-func TestTryRunKeepsFIFO(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		var log eventLog
-		s := scheduler.New(2)
-		a, bar, c := newGate("a", &log), newGate("barrier", &log), newGate("c", &log)
-		s.Enqueue(a)
-		s.Enqueue(scheduler.Barrier(bar)) // waits for a, holding c back
-		s.Enqueue(c)
-		synctest.Wait()
-		if s.TryRun(scheduler.Slot{}, func(scheduler.Slot) {}) {
-			t.Error("TryRun ran ahead of queued items")
-		}
-		close(a.release)
-		close(bar.release)
-		close(c.release)
-	})
-}
-
-// TestRunInPlace checks the .NET inlining rule: an item of a serial
-// scheduler that must wait for more work of its scheduler, which would
-// deadlock if queued behind itself, runs it in its own place with TryRun.
-func TestRunInPlace(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		s := scheduler.New(1)
-		var order []string
-		done := make(chan struct{})
-		var queued scheduler.ID
-		s.Enqueue(slotFunc(func(sl scheduler.Slot) {
-			order = append(order, "outer start")
-			queued, _ = s.Enqueue(scheduler.Func(func() { order = append(order, "queued") }))
-			ran := s.TryRun(sl, func(scheduler.Slot) {
-				order = append(order, "inner")
-				if got := s.Stats().Running; got != 1 {
-					t.Errorf("Running = %d during a run in place; want 1: the function runs in its item's place", got)
-				}
-				if got, _ := s.Snapshot(); got != 1 {
-					t.Errorf("Pending = %d during a run in place; want 1", got)
-				}
-			})
-			if !ran {
-				t.Error("TryRun from an item of a busy serial scheduler = false; want true (in place)")
-			}
-			order = append(order, "outer end")
-			close(done)
-		}))
-		<-done
-		if err := s.Wait(t.Context()); err != nil {
-			t.Fatal(err)
-		}
-		if want := []string{"outer start", "inner", "outer end", "queued"}; !slices.Equal(order, want) {
-			t.Errorf("order = %v; want %v", order, want)
-		}
-		if got := s.Stats().Completed; got != 3 {
-			t.Errorf("Completed = %d; want 3", got)
-		}
-		if s.TryDequeue(queued) {
-			t.Error("TryDequeue of an item that ran = true")
-		}
-	})
-}
-
-func TestPanicReachesHandlerAndWorkerGoesOn(t *testing.T) {
-	var mu sync.Mutex
-	var panics []*scheduler.PanicError
-	s := scheduler.New(1, scheduler.WithPanicHandler(func(p *scheduler.PanicError) {
-		mu.Lock()
-		defer mu.Unlock()
-		panics = append(panics, p)
-	}))
-	errBoom := errors.New("boom")
-	var ran atomic.Int32
-	s.Enqueue(scheduler.Func(func() { panicWithError(errBoom) }))
-	s.Enqueue(scheduler.Func(func() { ran.Add(1) }))
-	s.Enqueue(scheduler.Func(func() { panic("second") }))
-	s.Enqueue(scheduler.Func(func() { ran.Add(1) }))
-	if err := s.Wait(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	if got := ran.Load(); got != 2 {
-		t.Errorf("%d items ran after panics; want 2", got)
-	}
-	if len(panics) != 2 {
-		t.Fatalf("handler got %d panics; want 2", len(panics))
-	}
-	p := panics[0]
-	if !errors.Is(p, errBoom) {
-		t.Errorf("errors.Is(%v, errBoom) = false; want true", p.Value)
-	}
-	if !strings.Contains(string(p.Stack), "panicWithError") {
-		t.Errorf("stack does not show the panicking function:\n%s", p.Stack)
-	}
-	if panics[1].Value != "second" || panics[1].Unwrap() != nil {
-		t.Errorf("second panic = %v (Unwrap %v); want \"second\" (nil)", panics[1].Value, panics[1].Unwrap())
-	}
-	if got := s.Stats().Completed; got != 4 {
-		t.Errorf("Completed() = %d; want 4", got)
-	}
-}
-
-func panicWithError(err error) { panic(err) }
-
-func TestGoexitKeepsSlotAndItems(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		s := scheduler.New(1)
+// TryDequeue racing with the start of an item: exactly one of the two wins.
+func TestTryDequeueRace(t *testing.T) {
+	s := scheduler.New(2)
+	for range 5000 {
 		var ran atomic.Int32
-		s.Enqueue(scheduler.Func(runtime.Goexit))
-		s.Enqueue(scheduler.Func(func() { ran.Add(1) }))
-		s.Enqueue(scheduler.Func(runtime.Goexit))
-		s.Enqueue(scheduler.Func(func() { ran.Add(1) }))
-		if err := s.Wait(t.Context()); err != nil {
+		id, err := s.Enqueue(scheduler.Func(func() { ran.Add(1) }))
+		if err != nil {
 			t.Fatal(err)
 		}
-		synctest.Wait()
-		if got := ran.Load(); got != 2 {
-			t.Errorf("%d items ran around Goexits; want 2", got)
+		removed := s.TryDequeue(id)
+		if err := s.Wait(context.Background()); err != nil {
+			t.Fatal(err)
 		}
-		if got := s.Active(); got != 0 {
-			t.Errorf("Active() = %d; want 0", got)
+		if removed == (ran.Load() == 1) || ran.Load() > 1 {
+			t.Fatalf("TryDequeue %v, ran %d", removed, ran.Load())
 		}
-		if got := s.Stats().Completed; got != 4 {
-			t.Errorf("Completed() = %d; want 4", got)
+		if s.TryDequeue(id) {
+			t.Fatal("second TryDequeue reported true")
 		}
-	})
-}
-
-func TestMaxPending(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		var log eventLog
-		s := scheduler.New(1, scheduler.WithMaxPending(2))
-		a, b, c := newGate("a", &log), newGate("b", &log), newGate("c", &log)
-		s.Enqueue(a)
-		synctest.Wait() // a runs and no longer counts against the bound
-		s.Enqueue(b)
-		s.Enqueue(c)
-		if _, err := s.Enqueue(scheduler.Func(func() {})); err != scheduler.ErrFull {
-			t.Errorf("Enqueue on a full list = %v; want ErrFull", err)
-		}
-
-		// EnqueueContext waits for room, until its context is done.
-		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
-		defer cancel()
-		start := time.Now()
-		if _, err := s.EnqueueContext(ctx, scheduler.Func(func() {})); err != context.DeadlineExceeded {
-			t.Errorf("EnqueueContext = %v; want DeadlineExceeded", err)
-		}
-		if waited := time.Since(start); waited != time.Second {
-			t.Errorf("EnqueueContext gave up after %v; want 1s", waited)
-		}
-
-		// Room made by a finishing item goes to the waiting caller.
-		d := newGate("d", &log)
-		result := make(chan error)
-		go func() {
-			_, err := s.EnqueueContext(t.Context(), d)
-			result <- err
-		}()
-		synctest.Wait()
-		close(a.release) // b starts, making room
-		if err := <-result; err != nil {
-			t.Errorf("EnqueueContext after room was made = %v; want nil", err)
-		}
-
-		// Close wakes the callers still waiting.
-		go func() {
-			_, err := s.EnqueueContext(t.Context(), scheduler.Func(func() {}))
-			result <- err
-		}()
-		synctest.Wait()
-		s.Close()
-		if err := <-result; err != scheduler.ErrClosed {
-			t.Errorf("EnqueueContext waiting at Close = %v; want ErrClosed", err)
-		}
-		if _, err := s.Enqueue(scheduler.Func(func() {})); err != scheduler.ErrClosed {
-			t.Errorf("Enqueue on a closed, full list = %v; want ErrClosed", err)
-		}
-		close(b.release)
-		close(c.release)
-		close(d.release)
-		synctest.Wait()
-		if got := log.take(); !slices.Equal(got, []string{"a", "b", "c", "d"}) {
-			t.Errorf("ran %v; want [a b c d]: queued items run after Close", got)
-		}
-	})
+	}
 }
 
 func TestCloseAndDequeueAll(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var log eventLog
+		var log testkit.Log
 		s := scheduler.New(1)
 		a, b, c := newGate("a", &log), newGate("b", &log), newGate("c", &log)
 		s.Enqueue(a)
@@ -543,11 +204,137 @@ func TestCloseAndDequeueAll(t *testing.T) {
 			t.Errorf("DequeueAll() = %v; want [b c] without barrier marks", got)
 		}
 		close(a.release)
-		if err := s.Wait(t.Context()); err != nil {
+		mustWait(t, s)
+		expect(t, "in the end", log.Take(), "a")
+	})
+}
+
+// TestCloseNowRace: CloseNow racing with enqueuers. Each accepted item
+// either ran or was returned, never both, never neither; items after it are
+// refused; items that panic or call runtime.Goexit lose nothing, and every
+// panic reaches the handler.
+func TestCloseNowRace(t *testing.T) {
+	for round := range 50 {
+		synctest.Test(t, func(t *testing.T) {
+			var panics, panicked atomic.Int32
+			s := scheduler.New(2, scheduler.WithPanicHandler(func(*scheduler.PanicError) { panics.Add(1) }))
+			var accepted, ran atomic.Int64
+			var wg sync.WaitGroup
+			for g := range 3 {
+				wg.Go(func() {
+					for i := range 500 {
+						var f scheduler.Func
+						switch (g + i) % 10 {
+						case 0:
+							f = func() { ran.Add(1); runtime.Goexit() }
+						case 1:
+							f = func() { ran.Add(1); panicked.Add(1); panic("x") }
+						default:
+							f = func() { ran.Add(1) }
+						}
+						if _, err := s.Enqueue(f); err == nil {
+							accepted.Add(1)
+						} else if !errors.Is(err, scheduler.ErrClosed) {
+							t.Error(err)
+							return
+						}
+					}
+				})
+			}
+			for range round {
+				runtime.Gosched()
+			}
+			returned := s.CloseNow()
+			wg.Wait()
+			if err := s.Wait(t.Context()); err != nil {
+				t.Fatalf("round %d: Wait: %v", round, err)
+			}
+			if got := ran.Load() + int64(len(returned)); got != accepted.Load() {
+				t.Fatalf("round %d: accepted %d, ran %d, CloseNow returned %d", round, accepted.Load(), ran.Load(), len(returned))
+			}
+			if got, want := panics.Load(), panicked.Load(); got != want {
+				t.Errorf("round %d: the handler saw %d panics; want %d", round, got, want)
+			}
+			if _, err := s.Enqueue(scheduler.Func(func() {})); !errors.Is(err, scheduler.ErrClosed) {
+				t.Fatalf("Enqueue after CloseNow: %v", err)
+			}
+			if st := s.Stats(); st.Pending != 0 || st.Running != 0 {
+				t.Fatalf("round %d: stats %+v", round, st)
+			}
+		})
+	}
+}
+
+// TestCloseNow: CloseNow returns the queued items, oldest first and without
+// their barrier marks, refuses every item after it, and lets the running
+// ones end. The work of a child is the child's: its items stay queued and
+// run, while the child refuses new ones with its closed target.
+func TestCloseNow(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var log testkit.Log
+		root := scheduler.New(1)
+		child := scheduler.New(1, scheduler.WithTarget(root))
+		a, b, c, d := newGate("a", &log), newGate("b", &log), newGate("c", &log), newGate("child's", &log)
+		root.Enqueue(a)
+		root.Enqueue(b)
+		child.Enqueue(d)
+		root.Enqueue(scheduler.Barrier(c))
+		synctest.Wait()
+		if got := root.CloseNow(); len(got) != 2 || got[0] != b || got[1] != c {
+			t.Errorf("CloseNow() = %v; want [b c], without the barrier's mark", got)
+		}
+		if _, err := root.Enqueue(b); err != scheduler.ErrClosed {
+			t.Errorf("Enqueue after CloseNow = %v; want ErrClosed", err)
+		}
+		if _, err := child.Enqueue(b); err != scheduler.ErrClosed {
+			t.Errorf("Enqueue on a child after its target's CloseNow = %v; want ErrClosed", err)
+		}
+		release(a, d)
+		mustWait(t, root)
+		expect(t, "in the end", log.Take(), "a", "child's")
+	})
+}
+
+// TestCloseClosesSubtree: a closed target refuses new items in its
+// subtree, and the items accepted before still run.
+func TestCloseClosesSubtree(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		root := scheduler.New(1)
+		child := scheduler.New(1, scheduler.WithTarget(root))
+		grandchild := scheduler.New(1, scheduler.WithTarget(child))
+		var ran atomic.Int32
+		gate := make(chan struct{})
+		grandchild.Enqueue(scheduler.Func(func() { <-gate; ran.Add(1) }))
+		grandchild.Enqueue(scheduler.Func(func() { ran.Add(1) }))
+		res, err := grandchild.Reserve()
+		if err != nil {
 			t.Fatal(err)
 		}
-		if got := log.take(); !slices.Equal(got, []string{"a"}) {
-			t.Errorf("ran %v; want [a]", got)
+		root.Close()
+		if !grandchild.Closed() || !child.Closed() {
+			t.Error("the subtree of a closed target does not report Closed")
+		}
+		if _, err := grandchild.Enqueue(scheduler.Func(func() {})); err != scheduler.ErrClosed {
+			t.Errorf("Enqueue on a grandchild of a closed target = %v; want ErrClosed", err)
+		}
+		if child.TryRun(scheduler.Slot{}, func(scheduler.Slot) {}) {
+			t.Error("TryRun on a child of a closed target = true")
+		}
+		done := make(chan error)
+		go func() { done <- root.Wait(context.Background()) }()
+		close(gate)
+		synctest.Wait()
+		select {
+		case <-done:
+			t.Fatal("Wait on the target returned while a reservation below it was pending")
+		default:
+		}
+		res.Enqueue(scheduler.Func(func() { ran.Add(1) }))
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		if got := ran.Load(); got != 3 {
+			t.Errorf("%d items ran; want 3, all accepted before Close", got)
 		}
 	})
 }
@@ -558,7 +345,7 @@ func TestWait(t *testing.T) {
 		if err := s.Wait(t.Context()); err != nil {
 			t.Errorf("Wait on an idle scheduler = %v; want nil", err)
 		}
-		var log eventLog
+		var log testkit.Log
 		a := newGate("a", &log)
 		s.Enqueue(a)
 		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
@@ -574,132 +361,221 @@ func TestWait(t *testing.T) {
 			t.Fatalf("Wait returned %v while an item ran", err)
 		default:
 		}
+		b := newGate("b", &log)
+		s.Enqueue(b) // queued while Wait waits: waited for too
 		close(a.release)
+		synctest.Wait()
+		select {
+		case err := <-done:
+			t.Fatalf("Wait returned %v while an item queued as it waited ran", err)
+		default:
+		}
+		close(b.release)
 		if err := <-done; err != nil {
 			t.Errorf("Wait = %v; want nil", err)
 		}
+
+		// From an item, Wait waits for that item too: only its context
+		// ends it.
+		s.Enqueue(scheduler.Func(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			done <- s.Wait(ctx)
+		}))
+		if err := <-done; err != context.DeadlineExceeded {
+			t.Errorf("Wait from an item = %v; want DeadlineExceeded", err)
+		}
 	})
 }
 
-func TestEnqueueNilPanics(t *testing.T) {
-	s := scheduler.New(1)
-	for name, f := range map[string]func(){
-		"Enqueue":        func() { s.Enqueue(nil) },
-		"EnqueueContext": func() { s.EnqueueContext(context.Background(), nil) },
-		"Barrier":        func() { scheduler.Barrier(nil) },
-		"TryEnqueue":     func() { s.TryEnqueue(nil) },
-	} {
-		want := "scheduler: " + name + "(nil)"
-		if got := panicMessage(f); got != want {
-			t.Errorf("%s(nil) panicked with %q; want %q", name, got, want)
+// TestRequeue: Requeue queues an item whatever the state of the scheduler,
+// closed, or bounded and full; the item takes no room of the list, and
+// gives none back when it is removed; DequeueAll returns it as it was given.
+func TestRequeue(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var log testkit.Log
+		s := scheduler.New(1, scheduler.WithMaxPending(1))
+		a, b, c, d := newGate("a", &log), newGate("b", &log), newGate("c", &log), newGate("d", &log)
+		s.Enqueue(a)
+		synctest.Wait()
+		s.Enqueue(b) // the list is full
+		id := s.Requeue(c)
+		if got := s.Stats().Pending; got != 2 {
+			t.Errorf("Pending = %d after Requeue on a full list; want 2", got)
 		}
+		if !s.TryDequeue(id) {
+			t.Error("TryDequeue of a requeued item = false")
+		}
+		if _, err := s.Enqueue(c); err != scheduler.ErrFull {
+			t.Errorf("Enqueue after a requeued item was removed = %v; want ErrFull: it gave back room it never took", err)
+		}
+		s.Close()
+		s.Requeue(d)
+		release(a, b, d)
+		mustWait(t, s)
+		expect(t, "in the end", log.Take(), "a", "b", "d")
+		s.Suspend()
+		s.Requeue(c)
+		if got := s.DequeueAll(); len(got) != 1 || got[0] != c {
+			t.Errorf("DequeueAll() = %v; want [c], the requeued task itself", got)
+		}
+		s.Resume()
+	})
+}
+
+// TestHold: a Hold keeps its scheduler from counting as idle, for Wait and
+// for the idle function, until it is released, which may leave the
+// scheduler idle; a second Release panics.
+func TestHold(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var idles atomic.Int32
+		s := scheduler.New(1, scheduler.WithIdleFunc(func() { idles.Add(1) }))
+		h := s.Hold()
+		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+		defer cancel()
+		if err := s.Wait(ctx); err != context.DeadlineExceeded {
+			t.Errorf("Wait on a held scheduler = %v; want DeadlineExceeded", err)
+		}
+		s.Enqueue(scheduler.Func(func() {}))
+		synctest.Wait()
+		if got := idles.Load(); got != 0 {
+			t.Errorf("the idle function ran %d times while held; want 0", got)
+		}
+		h.Release()
+		if got := idles.Load(); got != 1 {
+			t.Errorf("the idle function ran %d times when Release left the scheduler idle; want 1, before Release returned", got)
+		}
+		if err := s.Wait(t.Context()); err != nil {
+			t.Errorf("Wait after Release = %v; want nil", err)
+		}
+		const misuse = "scheduler: Hold.Release of a hold released already"
+		if got := testkit.PanicMessage(h.Release); got != misuse {
+			t.Errorf("second Release panicked with %q; want %q", got, misuse)
+		}
+	})
+}
+
+// TestStatsCountOwnItems: Stats counts the items of its own scheduler, not
+// those of its children, which count in theirs, and counts a function that
+// TryRun ran as a completed item.
+func TestStatsCountOwnItems(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var log testkit.Log
+		root := scheduler.New(1)
+		child := scheduler.New(1, scheduler.WithTarget(root))
+		a, b, c := newGate("a", &log), newGate("b", &log), newGate("c", &log)
+		child.Enqueue(a)
+		child.Enqueue(b)
+		root.Enqueue(c)
+		synctest.Wait()
+		if got, want := root.Stats(), (scheduler.Stats{Pending: 1}); got != want {
+			t.Errorf("the target's Stats() = %+v; want %+v", got, want)
+		}
+		if got, want := child.Stats(), (scheduler.Stats{Pending: 1, Running: 1}); got != want {
+			t.Errorf("the child's Stats() = %+v; want %+v", got, want)
+		}
+		release(a, b, c)
+		mustWait(t, root)
+		child.TryRun(scheduler.Slot{}, func(scheduler.Slot) {})
+		if got, want := root.Stats(), (scheduler.Stats{Completed: 1}); got != want {
+			t.Errorf("the idle target's Stats() = %+v; want %+v", got, want)
+		}
+		if got, want := child.Stats(), (scheduler.Stats{Completed: 3}); got != want {
+			t.Errorf("the idle child's Stats() = %+v; want %+v", got, want)
+		}
+	})
+}
+
+// benchEnqueue queues a tiny item on s for each iteration of b, and waits
+// for them to run every drainEvery items, so that it measures running items,
+// not only queuing them, and keeps the backlog small.
+func benchEnqueue(b *testing.B, s *scheduler.Scheduler) {
+	b.ReportAllocs()
+	var n atomic.Int64
+	item := scheduler.Func(func() { n.Add(1) })
+	for i := 1; b.Loop(); i++ {
+		s.Enqueue(item)
+		if i%drainEvery == 0 {
+			s.Wait(context.Background())
+		}
+	}
+	s.Wait(context.Background())
+}
+
+const drainEvery = 1024
+
+// BenchmarkEnqueue measures queuing a tiny item and running it, against a
+// buffered channel feeding a fixed set of workers (the floor for a hand-off
+// between goroutines).
+func BenchmarkEnqueue(b *testing.B) {
+	for _, limit := range []int{1, 4} {
+		b.Run(fmt.Sprintf("impl=scheduler/limit=%d", limit), func(b *testing.B) {
+			benchEnqueue(b, scheduler.New(limit))
+		})
+		b.Run(fmt.Sprintf("impl=channel/limit=%d", limit), func(b *testing.B) {
+			b.ReportAllocs()
+			ch := make(chan func(), 1024)
+			var wg sync.WaitGroup
+			for range limit {
+				wg.Go(func() {
+					for f := range ch {
+						f()
+					}
+				})
+			}
+			var n atomic.Int64
+			item := func() { n.Add(1) }
+			for b.Loop() {
+				ch <- item // a full buffer holds the loop back to the workers' pace
+			}
+			close(ch)
+			wg.Wait()
+		})
 	}
 }
 
-// slotFunc is a Task that receives its Slot.
-type slotFunc func(scheduler.Slot)
-
-func (f slotFunc) Run(sl scheduler.Slot) { f(sl) }
-
-// TestHolds: a Slot holds its scheduler's slot while its item runs, on
-// whatever goroutine carries it (a goroutine the item starts, say), and
-// nothing once the item has returned; the zero Slot holds nothing.
-func TestHolds(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		s := scheduler.New(2)
-		other := scheduler.New(1)
-		if s.Holds(scheduler.Slot{}) {
-			t.Error("Holds(zero Slot) = true")
-		}
-		inItem := make(chan bool, 3)
-		kept := make(chan scheduler.Slot, 1)
-		s.Enqueue(slotFunc(func(sl scheduler.Slot) {
-			inItem <- s.Holds(sl)
-			helper := make(chan bool)
-			go func() { helper <- s.Holds(sl) }() // work for the item, on another goroutine
-			inItem <- <-helper
-			inItem <- other.Holds(sl)
-			kept <- sl
-		}))
-		if !<-inItem {
-			t.Error("Holds(its Slot) = false in a running item")
-		}
-		if !<-inItem {
-			t.Error("Holds(the item's Slot) = false on a goroutine the item started")
-		}
-		if <-inItem {
-			t.Error("another scheduler's Holds(the item's Slot) = true")
-		}
-		sl := <-kept
-		synctest.Wait()
-		if s.Holds(sl) {
-			t.Error("Holds(Slot of an item that returned) = true")
-		}
-		s.TryRun(scheduler.Slot{}, func(in scheduler.Slot) {
-			if !s.Holds(in) {
-				t.Error("Holds = false for the Slot TryRun gives")
-			}
-			// The Slot of TryRun carries the caller's on: a function run by
-			// other inside it holds both.
-			other.TryRun(in, func(in2 scheduler.Slot) {
-				if !s.Holds(in2) || !other.Holds(in2) {
-					t.Error("a Slot of a nested TryRun does not hold both slots")
-				}
-			})
-		})
-		if err := s.Wait(t.Context()); err != nil {
-			t.Fatal(err)
-		}
+// TestEnqueueMemory: once the list's segments are pooled, queuing an item
+// (and removing it) allocates nothing. The race detector's allocations
+// blur the count: CI runs it without.
+func TestEnqueueMemory(t *testing.T) {
+	if testkit.RaceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	s := scheduler.New(1)
+	s.Suspend() // the items stay queued: no worker starts
+	item := scheduler.Func(func() {})
+	allocs := testing.AllocsPerRun(1000, func() {
+		id, _ := s.Enqueue(item)
+		s.TryDequeue(id)
 	})
+	if allocs != 0 {
+		t.Errorf("Enqueue and TryDequeue allocate %v times; want 0", allocs)
+	}
+	s.Resume()
 }
 
-func TestReserve(t *testing.T) {
+// TestRequeueKeepsABarrier: an item requeued marked as a barrier still runs
+// alone. Requeue used to drop the mark.
+func TestRequeueKeepsABarrier(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		s := scheduler.New(1, scheduler.WithMaxPending(2))
-		var log eventLog
+		s := scheduler.New(2)
+		var log testkit.Log
 		a := newGate("a", &log)
 		s.Enqueue(a)
 		synctest.Wait()
-		r1, err := s.Reserve()
-		if err != nil {
-			t.Fatalf("Reserve = %v", err)
-		}
-		r2, err := s.ReserveContext(t.Context())
-		if err != nil {
-			t.Fatalf("ReserveContext = %v", err)
-		}
-		if _, err := s.Reserve(); err != scheduler.ErrFull {
-			t.Errorf("Reserve with the list full of reservations = %v; want ErrFull", err)
-		}
-		if _, err := s.Enqueue(scheduler.Func(func() {})); err != scheduler.ErrFull {
-			t.Errorf("Enqueue with the list full of reservations = %v; want ErrFull", err)
-		}
-		if !r2.Cancel() {
-			t.Error("Cancel of an unused reservation = false")
-		}
-		if r2.Cancel() {
-			t.Error("second Cancel = true; the room was given back twice")
-		}
-		if got := panicMessage(func() { r2.Enqueue(scheduler.Func(func() {})) }); got != "scheduler: Reservation.Enqueue of a reservation already used or canceled" {
-			t.Errorf("Enqueue on a canceled reservation panicked with %q", got)
-		}
-		s.Close()
-		if _, err := s.Reserve(); err != scheduler.ErrClosed {
-			t.Errorf("Reserve after Close = %v; want ErrClosed", err)
-		}
-		// A reservation taken before Close is honoured after it.
-		b := newGate("b", &log)
-		r1.Enqueue(b)
-		if r1.Cancel() {
-			t.Error("Cancel after Enqueue = true")
-		}
-		close(a.release)
-		close(b.release)
-		if err := s.Wait(t.Context()); err != nil {
-			t.Fatal(err)
-		}
-		if got := log.take(); !slices.Equal(got, []string{"a", "b"}) {
-			t.Errorf("ran %v; want [a b]", got)
-		}
+		bar := newGate("barrier", &log)
+		s.Requeue(scheduler.Barrier(bar))
+		c := newGate("c", &log)
+		s.Enqueue(c)
+		synctest.Wait()
+		expect(t, "while a runs", log.TakeSorted(), "a")
+		release(a)
+		synctest.Wait()
+		expect(t, "once a ended", log.TakeSorted(), "barrier")
+		release(bar)
+		synctest.Wait()
+		expect(t, "once the barrier ended", log.TakeSorted(), "c")
+		release(c)
+		mustWait(t, s)
 	})
 }

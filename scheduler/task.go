@@ -29,8 +29,8 @@ type barrier struct{ Task }
 // barrier starts only when every item queued before it has finished, and
 // nothing queued after it starts until it has finished, so it runs alone even
 // in a Scheduler with a limit above one (GCD's barrier blocks, .NET's
-// ConcurrentExclusiveSchedulerPair). Marking costs one allocation, and
-// DequeueAll returns the marked task.
+// ConcurrentExclusiveSchedulerPair). Marking costs one allocation; the items
+// that DequeueAll and CloseNow return are t, unmarked.
 func Barrier(t Task) Task {
 	if t == nil {
 		panic("scheduler: Barrier(nil)")
@@ -48,19 +48,23 @@ func isCarried(t Task) bool {
 	return ok
 }
 
-// unwrap returns the task that t marks as a barrier or as carried, or t.
+// unwrap returns the task that t marks as a barrier, as carried, or both,
+// or t.
 func unwrap(t Task) Task {
-	switch m := t.(type) {
-	case *barrier:
-		return m.Task
-	case carried:
-		return m.Task
+	if c, ok := t.(carried); ok {
+		t = c.Task
+	}
+	if b, ok := t.(*barrier); ok {
+		return b.Task
 	}
 	return t
 }
 
 // isBarrier reports whether t was marked by Barrier.
 func isBarrier(t Task) bool {
+	if c, ok := t.(carried); ok {
+		t = c.Task // Requeue keeps the mark
+	}
 	_, ok := t.(*barrier)
 	return ok
 }

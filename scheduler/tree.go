@@ -40,6 +40,12 @@ type tree struct {
 
 	// As a target, under s.mu.
 	mux *mux // the turns of s's children that wait in s's list; nil until a child had one
+
+	// holding is set, under s.mu, while s counts as work on each target
+	// above it, as a reservation does (books.reserved), because it is
+	// suspended with items queued: they request no turn meanwhile, and the
+	// targets must not look idle.
+	holding bool
 }
 
 // isTurn reports whether x, an item of s's list, is a turn of a child.
@@ -52,7 +58,7 @@ func (t *tree) isTurn(x Task) bool {
 // They are all the same value, so order among them is kept; which child
 // runs is decided by the mux when a turn starts.
 func (t *tree) requeueTurnLocked(l *list) {
-	l.push(t.mux)
+	t.mux.pushed(l.push(t.mux))
 }
 
 // pushTurn queues a turn of c, a child of s that has counted it in its
@@ -73,8 +79,7 @@ func (s *Scheduler) queueTurnLocked(c *Scheduler) {
 		s.tree.mux = m
 	}
 	m.add(c)
-	s.list.push(m)
-	m.queued++
+	m.pushed(s.list.push(m))
 	s.books.busy = true
 }
 
@@ -126,4 +131,50 @@ func (s *Scheduler) heldAbove() bool {
 		}
 	}
 	return false
+}
+
+// withdrawTurnLocked takes back the turn that s, a child, requested and that
+// no item needs any more (they were removed, or a running turn took them),
+// if it still waits in the target's list, and reports whether it did: such
+// a turn would keep the target, and whoever waits for it to be idle, busy
+// for nothing. It locks the target while s.mu is held, as the lock order
+// allows (child first); unlock then settles the target.
+func (s *Scheduler) withdrawTurnLocked() bool {
+	t := s.tree.parent
+	if t == nil || s.tree.pending == 0 || s.list.live > 0 {
+		return false
+	}
+	t.mu.Lock()
+	ok := t.tree.mux.withdraw(s, &t.list)
+	t.mu.Unlock()
+	if ok {
+		s.tree.pending--
+		s.slots.active--
+	}
+	return ok
+}
+
+// holdChangeLocked reports how s's hold on its targets (see tree.holding)
+// must change: +1, -1, or 0.
+func (s *Scheduler) holdChangeLocked() int32 {
+	want := s.tree.parent != nil && s.gate.suspends > 0 && s.list.live > 0
+	if want == s.tree.holding {
+		return 0
+	}
+	s.tree.holding = want
+	if want {
+		return 1
+	}
+	return -1
+}
+
+// holdTargets adds delta to the work that each target above s counts for
+// its subtree, with s.mu released, one target at a time.
+func (s *Scheduler) holdTargets(delta int32) {
+	for a := s.tree.parent; a != nil; a = a.tree.parent {
+		a.mu.Lock()
+		a.books.reserved += delta
+		a.books.busy = true
+		a.unlock()
+	}
 }

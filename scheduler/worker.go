@@ -21,16 +21,24 @@ func (s *Scheduler) work(rec *slotRec) {
 // other, while they may start, and reports how many ran. It is called, and
 // returns, with s.mu held.
 func (s *Scheduler) runItemsLocked(rec *slotRec, max int32) int32 {
+	opened := true // the first take follows changes of others: unlock settles them
 	n := int32(0)
 	for ; n < max; n++ {
 		t, ok := s.takeLocked()
 		if !ok {
 			break
 		}
-		s.unlock() // what the take left may need a slot: a barrier's end lets many start
+		if opened {
+			s.unlock() // a barrier's end lets the items behind it start: on slots unlock starts
+		} else {
+			// An item ended and the next started: nothing else may start
+			// that could not before, s is not idle, and neither its slots
+			// nor its gate changed, so there is nothing for unlock to do.
+			s.mu.Unlock()
+		}
 		s.runItem(t, rec)
 		s.mu.Lock()
-		s.finishLocked(t)
+		opened = s.finishLocked(t)
 	}
 	return n
 }
@@ -47,6 +55,10 @@ func (s *Scheduler) endSlotLocked(rec *slotRec) {
 // starts a new one if there is work.
 func (s *Scheduler) runItem(t Task, rec *slotRec) {
 	r := s.region()
+	if f, ok := t.(Func); ok { // the common item, a plain function: no Slot, no marks
+		s.runFunc(f, t, rec, r)
+		return
+	}
 	sl := Slot{rec, rec.gen.Load()}
 	t0 := unwrap(t)
 	if _, safe := t0.(catch.Safe); safe {
@@ -69,11 +81,43 @@ func (s *Scheduler) runItem(t Task, rec *slotRec) {
 	}); p != nil {
 		r.end()
 		rec.next()
-		s.cfg.onPanic(p)
+		s.report(p, t, rec)
 		return
 	}
 	r.end()
 	rec.next()
+}
+
+// runFunc is runItem for an item that is a Func. A Func gets no Slot, so
+// its run leaves none behind to end (rec's gen stays).
+func (s *Scheduler) runFunc(f Func, t Task, rec *slotRec, r region) {
+	if p := recoverIn(s.cfg.name, f, func() {
+		if s.cfg.onGoexit != nil {
+			s.cfg.onGoexit()
+		}
+		s.goexited(t, rec, r)
+	}); p != nil {
+		r.end()
+		s.report(p, t, rec)
+		return
+	}
+	r.end()
+}
+
+// report gives p, the panic of t, to the panic handler. A handler that
+// calls runtime.Goexit (testing.T.FailNow does) ends the worker's goroutine:
+// the slot of rec is given back first, as for an item that calls it. A
+// handler must not panic: that panic goes on, not recovered.
+func (s *Scheduler) report(p *PanicError, t Task, rec *slotRec) {
+	c := catch.Call(func() { s.cfg.onPanic(p) }, func() {
+		s.mu.Lock()
+		s.finishLocked(t)
+		s.endSlotLocked(rec)
+		s.unlock()
+	})
+	if c != nil {
+		panic(c.Value)
+	}
 }
 
 // goexited gives back the slot of rec, whose item t called runtime.Goexit,

@@ -23,6 +23,7 @@ type waited struct {
 	all     bool     // all of q's work, that of its children included (Shutdown)
 	started bool     // work that has started: the helpers of Apply at work
 	task    *taskCtx // the task waited for, or nil
+	after   *Handle  // the task that the continuation waited for waits for, or nil
 	group   *Group   // the group waited for, or nil
 }
 
@@ -49,6 +50,13 @@ func await(ctx context.Context, call string, w waited, wait func() error) error 
 func (w waited) selfWait(ctx context.Context) string {
 	if w.started {
 		return "" // work that runs already needs no slot of the caller's
+	}
+	// A continuation needs the tasks it follows to run first: a wait for it
+	// waits for them too.
+	for a := w.after; a != nil; a = a.antecedent() {
+		if why := (waited{q: a.q, task: &a.tc}).selfWait(ctx); why != "" && !a.settled() {
+			return why
+		}
 	}
 	for c := workOf(ctx); c != nil; c = workOf(c.Context) {
 		if c.ended.Load() {

@@ -23,9 +23,19 @@ import (
 // The caller works on a slot of q: in the place of its own task if it runs
 // one of q (so that Apply from a task of q waits for nothing and cannot
 // deadlock), taking its turn with the task's other functions run in its
-// place (see RunSync), or on a free one; if q has none free, the caller only waits for
-// the others. Once every iteration is claimed, the tasks of q that were
-// queued to help and have not started leave the queue.
+// place (see RunSync), or on a free one; if q has none free, the caller only
+// waits for the others. Once every iteration is claimed, the tasks of q that
+// were queued to help and have not started leave the queue. Those helpers
+// are tasks of q: Stats counts those that took part as Completed, the others
+// as Canceled; the caller's part counts as Completed when it runs on a slot
+// of q. When Apply returns, no f runs, though a helper may still be counted
+// as running for the instant it takes to return to q.
+//
+// f receives no context: calls it makes that run in a task's place (RunSync,
+// Apply) must not pass the context of the task whose place the caller's part
+// takes, whose turn that part holds; they would wait for it (a warning goes
+// through log/slog after five seconds). Map's f receives a context of its
+// own for such calls.
 //
 // If ctx is done, no chunk starts after it, and Apply returns ctx.Err() once
 // the chunks that had started have ended. If f panics, no chunk starts after
@@ -35,6 +45,7 @@ import (
 // the caller cannot take part, and then calls f for no i. Apply panics if n
 // is negative or f nil.
 func Apply(ctx context.Context, q *Queue, n int, f func(i int)) error {
+	mustCtx("Apply", ctx)
 	if f == nil {
 		nilFunc("Apply")
 	}
@@ -57,6 +68,7 @@ func Apply(ctx context.Context, q *Queue, n int, f func(i int)) error {
 // starts, and Map returns that error, or ctx.Err(), with the results of the
 // calls that returned nil; the others are the zero R. Map panics if f is nil.
 func Map[E, R any](ctx context.Context, q *Queue, items []E, f func(context.Context, E) (R, error)) ([]R, error) {
+	mustCtx("Map", ctx)
 	if f == nil {
 		nilFunc("Map")
 	}

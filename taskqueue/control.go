@@ -6,8 +6,11 @@ import "fmt"
 // to their end, and submissions are still accepted (libdispatch's
 // dispatch_suspend, workerpool's Pause). Suspending a child queue holds back
 // its subtree only. Suspend and Resume nest: q starts tasks again once each
-// Suspend has had its Resume. A RunSync on a suspended queue waits, unless it
-// comes from one of q's running tasks, which it runs in place of.
+// Suspend has had its Resume. Members of groups are tasks too: none starts
+// while q is suspended. A RunSync on a suspended queue waits, unless it
+// comes from one of q's running tasks, in whose place it runs, or would wait
+// for itself, when it panics as Handle.Wait says. Unlike workerpool's Pause,
+// Suspend returns at once, without waiting for the running tasks.
 func (q *Queue) Suspend() {
 	q.mustBeMade()
 	q.suspends.Add(1)
@@ -35,8 +38,9 @@ func (q *Queue) mustBeMade() {
 // SetLimit changes how many tasks a concurrent queue runs at once (pond's
 // Resize, errgroup's SetLimit): raising it starts waiting tasks at once;
 // lowering it lets the running tasks finish, after which no more than n
-// run. SetLimit panics if n < 1, and on a queue made by NewSerial, whose
-// tasks rely on running one at a time.
+// run; a limit above 1<<30 is taken as 1<<30, which Stats then reports.
+// SetLimit panics if n < 1, and on a queue made by NewSerial, whose tasks
+// rely on running one at a time.
 func (q *Queue) SetLimit(n int) {
 	q.mustBeMade()
 	if q.serial {

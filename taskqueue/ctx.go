@@ -2,7 +2,9 @@ package taskqueue
 
 import (
 	"context"
+	"log/slog"
 	"sync/atomic"
+	"time"
 
 	"github.com/taskqueue-go/taskqueue/scheduler"
 )
@@ -49,13 +51,42 @@ type taskCtx struct {
 // with its caller's context, and counts as blocked for testing/synctest.
 type turn struct{ ch chan struct{} }
 
-// Value returns the taskCtx itself for slotKey, and the submitted context's
-// values otherwise.
+// Value returns the taskCtx itself for slotKey, nothing for awaitedKey (the
+// mark of Awaited is not passed on to what the task submits), and the
+// submitted context's values otherwise.
 func (c *taskCtx) Value(key any) any {
-	if key == (slotKey{}) {
+	switch key {
+	case slotKey{}:
 		return c
+	case awaitedKey{}:
+		return nil
 	}
 	return c.Context.Value(key)
+}
+
+// awaitedKey is the context key of Awaited's mark.
+type awaitedKey struct{}
+
+// Awaited returns a copy of ctx that marks the tasks submitted with it as
+// awaited: their submitter promises to wait for their outcome (with Wait,
+// Err, Result or Done, or a coroutine's WaitFor). A panic of an awaited task
+// goes to its handle alone, as a *PanicError that Wait and Err return, and
+// never to the queue's panic handler, even when nobody waits for the task
+// yet as it panics: without the mark, such a panic is reported to the
+// handler too, since nobody might ever see it, and a caller that waits later
+// sees it twice. The mark is the submitter's promise: an awaited task whose
+// handle nobody reads keeps its panic unseen.
+//
+// The mark covers the submissions with a handle: RunAsync, RunAfter and
+// RunBarrier, the generic RunAsync and RunAfter, Then, and Keyed's RunAsync
+// and RunAfter. It is not passed on to the tasks' own contexts: what an
+// awaited task submits with its context is not marked. Awaited panics if
+// ctx is nil.
+func Awaited(ctx context.Context) context.Context {
+	if ctx == nil {
+		panic("taskqueue: Awaited(nil)")
+	}
+	return context.WithValue(ctx, awaitedKey{}, true)
 }
 
 // start makes c the context of work submitted with ctx that runs on sl.
@@ -94,10 +125,8 @@ func (c *taskCtx) takeTurn(ctx context.Context) (bool, error) {
 	select {
 	case t.ch <- struct{}{}:
 	default:
-		select {
-		case t.ch <- struct{}{}:
-		case <-ctx.Done():
-			return false, ctx.Err()
+		if err := waitTurn(ctx, t); err != nil {
+			return false, err
 		}
 	}
 	if c.ended.Load() {
@@ -105,6 +134,27 @@ func (c *taskCtx) takeTurn(ctx context.Context) (bool, error) {
 		return false, nil
 	}
 	return true, nil
+}
+
+// waitTurn waits for the turn t until ctx is done. A function in a task's
+// place that calls, with the context of the task (or of the function it
+// runs in) rather than its own, something that runs in the task's place
+// waits for its own turn: it says so through log/slog after five seconds,
+// as RunSync does of a call that waits behind its own task.
+func waitTurn(ctx context.Context, t *turn) error {
+	slow := time.NewTimer(slowWaitAfter)
+	defer slow.Stop()
+	for {
+		select {
+		case t.ch <- struct{}{}:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-slow.C:
+			slog.Warn("taskqueue: a call in a task's place has waited five seconds for its turn, which may be its own: " +
+				"a function run in a task's place must pass on the context it received, not the task's")
+		}
+	}
 }
 
 // giveTurn gives back the turn that takeTurn took.

@@ -14,6 +14,7 @@ import (
 // the handle canceled, the task leaves the queue's timer at once. With d <= 0,
 // RunAfter is RunAsync.
 func (q *Queue) RunAfter(ctx context.Context, d time.Duration, f func(context.Context) error) *Handle {
+	mustCtx("RunAfter", ctx)
 	if f == nil {
 		nilFunc("RunAfter")
 	}
@@ -26,6 +27,8 @@ func (q *Queue) RunAfter(ctx context.Context, d time.Duration, f func(context.Co
 // Future for its result. It is the typed form of Queue.RunAfter, which
 // documents it.
 func RunAfter[T any](ctx context.Context, q *Queue, d time.Duration, f func(context.Context) (T, error)) *Future[T] {
+	mustCtx("RunAfter", ctx)
+	mustQueue(q, "RunAfter")
 	if f == nil {
 		nilFunc("RunAfter")
 	}

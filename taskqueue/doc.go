@@ -98,7 +98,10 @@
 // default logger) when no caller receives it: the panics of tasks started
 // with Go, of tasks with a handle that nobody was waiting for (Wait, Done, a
 // continuation) when they panicked, and of group members whose error Wait
-// will not return. So no panic goes unseen, and none is reported twice.
+// will not return. So no panic goes unseen. A caller that will wait for a
+// task submits it with a context made by [Awaited]: the task's panic is
+// then its handle's alone, never reported to the handler, even if the task
+// panics before the caller waits.
 //
 // # Shutting down
 //

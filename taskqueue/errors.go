@@ -1,6 +1,7 @@
 package taskqueue
 
 import (
+	"context"
 	"errors"
 
 	"github.com/taskqueue-go/taskqueue/scheduler"
@@ -38,4 +39,12 @@ func queueError(err error) error {
 		return ErrQueueFull
 	}
 	return err
+}
+
+// mustCtx panics, naming call, if ctx is nil, rather than dereference it
+// deep inside.
+func mustCtx(call string, ctx context.Context) {
+	if ctx == nil {
+		panic("taskqueue: " + call + " with a nil context")
+	}
 }

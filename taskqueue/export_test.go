@@ -47,7 +47,7 @@ func (p *HandleProbe) Handle() *Handle { return p.h }
 func (p *HandleProbe) Finish(err error) bool { return p.h.finish(err) }
 
 // Notify adds a callback node.
-func (p *HandleProbe) Notify(f func()) { p.h.notify(f) }
+func (p *HandleProbe) Notify(f func()) { p.h.notify(func() bool { f(); return true }) }
 
 // PushWait adds a node of a Wait that watches a context and returns its
 // channel, or nil if the task was done already.

@@ -25,9 +25,10 @@ import (
 // members receive, members that have not started never run, and Wait returns
 // that first error. A member that panics fails with a *PanicError, which holds
 // the panic value and stack and which Wait returns (among the others unless
-// the group cancels on error); Wait does not re-panic. As with the panics of
-// tasks with a Handle, it also goes to the queue's panic handler. A member
-// that calls runtime.Goexit fails with ErrGoexit. Members added to a closed
+// the group cancels on error); Wait does not re-panic. A member's panic goes
+// to the queue's panic handler only if Wait will not return it (a group
+// made WithCancelOnError returns the first failure alone). A member that
+// calls runtime.Goexit fails with ErrGoexit. Members added to a closed
 // queue, or left waiting in the group when CloseNow drops the group's tasks,
 // fail with ErrClosed.
 //
@@ -46,7 +47,7 @@ import (
 type Group struct {
 	q        *Queue
 	ctx      context.Context         // what members receive
-	cancel   context.CancelCauseFunc // nil unless the group derived ctx
+	cancel   context.CancelCauseFunc // cancels ctx
 	unwatch  func() bool             // stops the watch of ctx; nil if none
 	watch    bool                    // ctx can be done
 	failFast bool                    // WithCancelOnError
@@ -138,6 +139,7 @@ func WithGroupLimit(n int) GroupOption {
 // NewGroup returns a group whose members run on q and receive a context
 // derived from ctx. NewGroup panics if q is nil.
 func NewGroup(ctx context.Context, q *Queue, opts ...GroupOption) *Group {
+	mustCtx("NewGroup", ctx)
 	g := &Group{}
 	g.init(ctx, q, "NewGroup", opts)
 	return g
@@ -156,9 +158,9 @@ func (g *Group) init(ctx context.Context, q *Queue, call string, opts []GroupOpt
 	if g.width == 0 {
 		g.width = int32(q.s.Limit())
 	}
-	if g.failFast {
-		g.ctx, g.cancel = context.WithCancelCause(ctx)
-	}
+	// The members' context is the group's own, which Wait cancels once the
+	// group is done (and a failure, made WithCancelOnError, before).
+	g.ctx, g.cancel = context.WithCancelCause(ctx)
 	if g.ctx.Done() != nil {
 		g.watch = true
 		// A done context cancels the members still waiting at once, so that
@@ -256,8 +258,9 @@ func (g *Group) add(m *member) {
 // If ctx is done before the group, Wait cancels the group as its own
 // context would: the members that have not started never will, and Wait
 // returns once those running have returned. ctx may be the group's own
-// context, or the context of a member (the errgroup pattern): nothing runs
-// after Wait returns either way.
+// context (the errgroup pattern): nothing runs after Wait returns either
+// way. The context a member received may be passed too, once that member has
+// returned; while it runs, a Wait with it would wait for itself.
 //
 // Wait panics when called from a member of the group (with the member's
 // context, or one derived from it), or from a task that holds the one slot
@@ -267,6 +270,7 @@ func (g *Group) add(m *member) {
 // wait cannot be told from an outsider's and lasts until its members can
 // run.
 func (g *Group) Wait(ctx context.Context) error {
+	mustCtx("Group.Wait", ctx)
 	g.mustBeMade("Group")
 	g.waitMembers(ctx, "Group.Wait")
 	return g.result()

@@ -24,6 +24,7 @@ type GroupOf[T any] struct {
 // derived from ctx and return a value of type T. NewGroupOf panics if q is
 // nil.
 func NewGroupOf[T any](ctx context.Context, q *Queue, opts ...GroupOption) *GroupOf[T] {
+	mustCtx("NewGroupOf", ctx)
 	g := &GroupOf[T]{}
 	g.g.init(ctx, q, "NewGroupOf", opts)
 	return g
@@ -74,6 +75,7 @@ func (m *memberOf[T]) end(err error) {
 // of a member that never ran (the group was canceled, or the queue refused
 // it) is the zero T.
 func (g *GroupOf[T]) Wait(ctx context.Context) ([]T, error) {
+	mustCtx("GroupOf.Wait", ctx)
 	g.g.mustBeMade("GroupOf")
 	g.g.waitMembers(ctx, "GroupOf.Wait")
 	return g.values(), g.g.result()

@@ -25,6 +25,7 @@ type Handle struct {
 	// context wait on it, which costs no allocation; sleepers counts them.
 	done     sync.WaitGroup
 	sleepers atomic.Int32
+	awaited  bool // submitted with Awaited: a panic is the handle's alone
 }
 
 // A node is what a Handle's state points to. While the task is pending, the
@@ -42,8 +43,19 @@ type node struct {
 	ch   chan struct{}          // doneChan: closed when done; waitChan: receives once
 	stop func() bool            // doneChan: stops the watch of the task's context
 	res  *scheduler.Reservation // delayed: the room the task holds
-	call func()                 // callback: called when done
+	call func() bool            // callback: called when done; reports whether it passed the outcome on to a watcher
+	prev *Handle                // thenWaiting: the task the continuation follows
+	// waitChan: waiting, then delivered by finish or abandoned by its Wait,
+	// whichever swaps first, so that a Wait that gave up is no watcher.
+	wait atomic.Uint32
 }
+
+// The states of a waitChan node.
+const (
+	waitWaiting uint32 = iota
+	waitDelivered
+	waitAbandoned
+)
 
 type nodeKind uint8
 
@@ -82,6 +94,7 @@ func (a aborted) unwrap() error {
 // init readies h for a task submitted to q with ctx.
 func (h *Handle) init(ctx context.Context, q *Queue) {
 	h.tc.Context, h.q = ctx, q
+	h.awaited = ctx.Value(awaitedKey{}) != nil
 	h.done.Add(1)
 }
 
@@ -120,6 +133,9 @@ func (h *Handle) settled() bool {
 // returns the same channel.
 func (h *Handle) Done() <-chan struct{} {
 	h.mustBeMade()
+	if h.IsDone() { // a task whose context is done is canceled here, at once
+		return closedChan
+	}
 	var w *node
 	for {
 		top := h.state.Load()
@@ -198,11 +214,12 @@ func (h *Handle) Err() error {
 // end. To wait inside a task for work of its own queue without holding a
 // slot, chain it with Then instead.
 func (h *Handle) Wait(ctx context.Context) error {
+	mustCtx("Handle.Wait", ctx)
 	h.mustBeMade()
 	if h.IsDone() {
 		return h.Err()
 	}
-	return await(ctx, "Handle.Wait", waited{q: h.q, task: &h.tc}, func() error { return h.wait(ctx) })
+	return await(ctx, "Handle.Wait", waited{q: h.q, task: &h.tc, after: h.antecedent()}, func() error { return h.wait(ctx) })
 }
 
 func (h *Handle) wait(ctx context.Context) error {
@@ -224,7 +241,14 @@ func (h *Handle) wait(ctx context.Context) error {
 			taskDone = nil // cancel the task if it has not started; wait on
 			h.q.cancel(h, h.ctx().Err())
 		case <-ctx.Done():
-			return ctx.Err() // w stays in the list; its signal goes unread
+			// w stays in the list; its signal goes unread. If finish came
+			// first, its outcome is this Wait's: a panic then reaches the
+			// caller, not the handler; otherwise the handler's.
+			if w.wait.CompareAndSwap(waitWaiting, waitAbandoned) {
+				return ctx.Err()
+			}
+			<-w.ch
+			return h.Err()
 		}
 	}
 }
@@ -246,8 +270,9 @@ func (h *Handle) push(w *node) bool {
 
 // notify arranges for f to be called once the task is done: by the
 // goroutine that completes it, after the task's outcome is set, or at once if
-// it is done already. f must not block.
-func (h *Handle) notify(f func()) {
+// it is done already. f reports whether it passed the outcome on to someone
+// who will see it (a continuation's watcher); f must not block.
+func (h *Handle) notify(f func() bool) {
 	if !h.push(&node{kind: callback, call: f}) {
 		f()
 	}
@@ -303,11 +328,14 @@ func (h *Handle) finish(err error) (watched bool) {
 			close(n.ch)
 			watched = true
 		case waitChan:
-			n.ch <- struct{}{}
-			watched = true
+			if n.wait.CompareAndSwap(waitWaiting, waitDelivered) {
+				n.ch <- struct{}{}
+				watched = true
+			}
 		case callback:
-			n.call()
-			watched = true
+			if n.call() {
+				watched = true
+			}
 		}
 	}
 	watched = watched || h.sleepers.Load() > 0

@@ -98,6 +98,7 @@ func (k *Keyed[K]) TryGo(key K, f func()) bool {
 // RunAsync runs f in key's lane and returns its Handle at once, as
 // Queue.RunAsync does.
 func (k *Keyed[K]) RunAsync(ctx context.Context, key K, f func(context.Context) error) *Handle {
+	mustCtx("Keyed.RunAsync", ctx)
 	if f == nil {
 		nilFunc("Keyed.RunAsync")
 	}
@@ -111,6 +112,7 @@ func (k *Keyed[K]) RunAsync(ctx context.Context, key K, f func(context.Context) 
 // does: the key's lane lives while the task waits, and its tasks keep their
 // order with it.
 func (k *Keyed[K]) RunAfter(ctx context.Context, key K, d time.Duration, f func(context.Context) error) *Handle {
+	mustCtx("Keyed.RunAfter", ctx)
 	if f == nil {
 		nilFunc("Keyed.RunAfter")
 	}
@@ -124,6 +126,7 @@ func (k *Keyed[K]) RunAfter(ctx context.Context, key K, d time.Duration, f func(
 // called from a task of the same key with the task's context, f runs in the
 // task's place.
 func (k *Keyed[K]) RunSync(ctx context.Context, key K, f func(context.Context) error) error {
+	mustCtx("Keyed.RunSync", ctx)
 	if f == nil {
 		nilFunc("Keyed.RunSync")
 	}
@@ -240,7 +243,7 @@ func (k *Keyed[K]) acquire(key K) *lane[K] {
 		} else {
 			l = &lane[K]{}
 			opts := append(k.opts[:len(k.opts):len(k.opts)], WithTarget(k.target),
-				optionFunc(func(o *options) { o.onIdle = func() { k.idle(l) } }))
+				idleOption(func() { k.idle(l) }))
 			if k.name != "" {
 				opts = append(opts, WithName(fmt.Sprintf("%s[%v]", k.name, key)))
 			}

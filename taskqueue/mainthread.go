@@ -13,9 +13,17 @@ import (
 // forever.
 var ErrNoMainThread = errors.New("taskqueue: no main thread is served: import package mainthread and serve it with mainthread.Run or a frame loop")
 
+// Package mainthread's closed error matches ErrClosed, which it cannot name.
+func init() { mainhook.QueueClosed = ErrClosed }
+
 // RunSyncOnMainThread runs fn on the main OS thread and blocks until it
-// returns. Called on the main thread, it runs fn at once, where a queue of
-// calls would wait for itself. If ctx is done before fn has run, it returns
+// returns. It is the form for a function that returns nothing, and the name
+// of the Unity tool this module ports; mainthread.Call runs one that
+// returns an error, and mainthread.CallValue one that returns a value too,
+// each returning what the function returns.
+//
+// Called on the main thread, it runs fn at once, where a queue of calls
+// would wait for itself. If ctx is done before fn has run, it returns
 // ctx.Err(): fn does not run if it had not started (a done context runs
 // nothing, even on the main thread, as Queue.RunSync does), and runs on if
 // it had, a panic in it then going to the main loom's panic handler. Once
@@ -24,8 +32,14 @@ var ErrNoMainThread = errors.New("taskqueue: no main thread is served: import pa
 // with a *PanicError holding the panic value and fn's stack, and the main
 // loop goes on serving. The main thread must be served, by mainthread.Run or
 // by a frame loop that updates mainthread.Loom(); while nothing serves it
-// yet, the call waits, and after five seconds says so through log/slog.
-// It panics if ctx or fn is nil.
+// yet, the call waits, and after five seconds says so through log/slog. It
+// panics if ctx or fn is nil.
+//
+// A call costs no allocation. Made while mainthread.Run's loop polls for
+// work, as back-to-back calls are, it costs about 0.7µs on a 2-CPU virtual
+// machine, against 10 to 35µs for a goroutine locked to its thread that
+// parks (BenchmarkMainThreadCall in the module's benchmarks); the
+// documentation of package mainthread says when callers burn CPU time.
 //
 // This package does not import package mainthread, whose init locks the
 // main goroutine to the main thread, which a program that only uses queues

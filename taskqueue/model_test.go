@@ -62,7 +62,7 @@ import (
 //     likewise; nothing is queued, delayed or running, and no lane is left.
 
 var (
-	modelPrograms = flag.Int("model.programs", 0, "programs TestModel runs (0: 60, or 15 with -short)")
+	modelPrograms = flag.Int("model.programs", 0, "programs TestModel runs (0: 200, or 50 with -short)")
 	modelRepeat   = flag.Int("model.repeat", 1, "runs of each program, for shrinking a failure that depends on the schedule")
 	modelTrace    = flag.Bool("model.trace", false, "print each program's steps, the queues' Stats after each, and its functions' starts")
 )
@@ -71,9 +71,9 @@ var (
 func TestModel(t *testing.T) {
 	n := *modelPrograms
 	if n == 0 {
-		n = 60
+		n = 200
 		if testing.Short() {
-			n = 15
+			n = 50
 		}
 	}
 	// RunSync's warning of a slow wait is expected here, many times.
@@ -765,7 +765,7 @@ func (r *run) leave(q int) {
 }
 
 // body runs the body of function id of queue q (-1: a lane), which holds
-// q's slot, with the task's context (nil for a task of Go).
+// q's slot, with the task's context (Background for a task of Go).
 func (r *run) body(ctx context.Context, id, q int, b body, seq int) error {
 	r.mu.Lock()
 	r.ranCount[id]++

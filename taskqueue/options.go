@@ -8,12 +8,33 @@ import (
 // An Option configures a Queue. Options are given to NewSerial and
 // NewConcurrent.
 type Option interface {
-	apply(*options)
+	apply(options) options
 }
 
-type optionFunc func(*options)
+// Each option is a type of its own, not a closure: a func, a pointer or a
+// small int goes into an Option without an allocation, and apply takes the
+// options by value so that they do not escape.
+type (
+	panicOption     func(*PanicError)
+	maxQueuedOption int
+	failFullOption  struct{}
+	targetOption    struct{ q *Queue }
+	priorityOption  int
+	quantumOption   int
+	idleOption      func() // for the lanes of a Keyed
+	nameOption      string
+	observerOption  struct{ obs Observer }
+)
 
-func (f optionFunc) apply(o *options) { f(o) }
+func (h panicOption) apply(o options) options     { o.onPanic = h; return o }
+func (n maxQueuedOption) apply(o options) options { o.maxQueued = int(n); return o }
+func (failFullOption) apply(o options) options    { o.failFull = true; return o }
+func (t targetOption) apply(o options) options    { o.target, o.targets = t.q, o.targets+1; return o }
+func (p priorityOption) apply(o options) options  { o.priority = int(p); return o }
+func (n quantumOption) apply(o options) options   { o.quantum = int(n); return o }
+func (f idleOption) apply(o options) options      { o.onIdle = f; return o }
+func (n nameOption) apply(o options) options      { o.name = string(n); return o }
+func (v observerOption) apply(o options) options  { o.observer = v.obs; return o }
 
 type options struct {
 	onPanic   func(*PanicError) // never nil after buildOptions
@@ -31,7 +52,7 @@ type options struct {
 func buildOptions(opts []Option) options {
 	o := options{onPanic: logPanic, quantum: 16}
 	for _, opt := range opts {
-		opt.apply(&o)
+		o = opt.apply(o)
 	}
 	if o.targets > 1 {
 		panic("taskqueue: WithTarget given more than once: a queue has one target")
@@ -52,13 +73,17 @@ func logPanic(p *PanicError) {
 // tasks that no caller will see otherwise: those of tasks started with Go, of
 // tasks with a Handle that nobody was waiting for when they panicked (a Wait,
 // the channel of Done, a continuation: the handle completes with the
-// *PanicError all the same), of RunSync tasks whose caller stopped waiting,
+// *PanicError all the same), unless they were submitted with a context made
+// by Awaited, of RunSync tasks whose caller stopped waiting,
 // and of group members whose error the group's Wait will not return. A panic
 // that a caller receives (RunSync re-panics it, a waiting Wait returns it) is
 // not reported again.
 //
 // The handler runs on the goroutine of the task that panicked, after the
-// task's handle completes, and must not block for long. Without this option,
+// task's handle completes, and must not block for long. It must not panic:
+// that panic is not recovered. If it calls runtime.Goexit (as
+// testing.T.FailNow does), its goroutine ends and the task's slot passes
+// on, as for a task that calls it. Without this option,
 // panics are reported through log/slog's default logger, at level Error,
 // with the attributes queue (its name, see WithName), panic (the value) and
 // stack.
@@ -66,7 +91,7 @@ func WithPanicHandler(h func(*PanicError)) Option {
 	if h == nil {
 		panic("taskqueue: WithPanicHandler(nil)")
 	}
-	return optionFunc(func(o *options) { o.onPanic = h })
+	return panicOption(h)
 }
 
 // WithMaxQueued bounds the number of tasks a queue holds that have not
@@ -82,14 +107,14 @@ func WithMaxQueued(n int) Option {
 	if n < 1 {
 		panic(fmt.Sprintf("taskqueue: WithMaxQueued(%d): bound must be positive", n))
 	}
-	return optionFunc(func(o *options) { o.maxQueued = n })
+	return maxQueuedOption(n)
 }
 
 // WithFailWhenFull makes every submission to a queue full to its
 // WithMaxQueued bound fail at once with ErrQueueFull, instead of waiting for
 // room. A queue made with it and without WithMaxQueued panics when made.
 func WithFailWhenFull() Option {
-	return optionFunc(func(o *options) { o.failFull = true })
+	return failFullOption{}
 }
 
 // WithTarget makes the queue a child of target: it runs its tasks on
@@ -126,18 +151,21 @@ func WithTarget(target *Queue) Option {
 	if target == nil {
 		panic("taskqueue: WithTarget(nil)")
 	}
-	return optionFunc(func(o *options) { o.target, o.targets = target, o.targets+1 })
+	return targetOption{target}
 }
 
 // WithPriority sets the priority of a child queue on its target (see
-// WithTarget): the target starts the tasks of its children of the highest
-// priority first, its own tasks having priority 0, except that, while tasks of
-// lower priorities wait, every eighth start goes to the one of them that has
-// waited longest, so that none starves. A game gives the loading of visible
-// assets a higher priority than that of distant ones. Without this option a
-// child has priority 0. It has no effect on a queue without a target.
+// WithTarget). Priorities order a target's children among themselves: each
+// turn of the target's that goes to a child goes to the one of the highest
+// priority with tasks waiting, except that, while children of lower
+// priorities wait, every eighth such turn goes to the one of them that has
+// waited longest, so that none starves. The target's own tasks keep their
+// places in its list, in submission order with the children's turns, whatever
+// the priorities. A game gives the loading of visible assets a higher
+// priority than that of distant ones. Without this option a child has
+// priority 0. It has no effect on a queue without a target.
 func WithPriority(p int) Option {
-	return optionFunc(func(o *options) { o.priority = p })
+	return priorityOption(p)
 }
 
 // WithQuantum sets how many tasks a child queue runs on a turn of its
@@ -147,7 +175,7 @@ func WithQuantum(n int) Option {
 	if n < 1 {
 		panic(fmt.Sprintf("taskqueue: WithQuantum(%d): quantum must be positive", n))
 	}
-	return optionFunc(func(o *options) { o.quantum = n })
+	return quantumOption(n)
 }
 
 // WithName names the queue. The name is the Source of the *PanicError of
@@ -158,7 +186,7 @@ func WithQuantum(n int) Option {
 // runtime/trace on, each task is a trace region of that name. An unnamed
 // queue sets no label, which costs nothing per task.
 func WithName(name string) Option {
-	return optionFunc(func(o *options) { o.name = name })
+	return nameOption(name)
 }
 
 // WithObserver sets an Observer that sees every task of the queue start and
@@ -168,5 +196,5 @@ func WithObserver(obs Observer) Option {
 	if obs == nil {
 		panic("taskqueue: WithObserver(nil)")
 	}
-	return optionFunc(func(o *options) { o.observer = obs })
+	return observerOption{obs}
 }

@@ -68,6 +68,12 @@ func NewSerial(opts ...Option) *Queue {
 
 // NewConcurrent returns a queue that runs up to n tasks at once, starting them
 // in the order they were submitted. NewConcurrent panics if n < 1.
+//
+// A queue with no limit is NewConcurrent(math.MaxInt): each task then starts
+// at once, on a worker goroutine of its own while the others are busy, in
+// submission order. A limit costs nothing until tasks run (workers start on
+// demand and exit when idle), so a large one holds no more memory than a
+// small one; a limit above 1<<30 is taken as 1<<30.
 func NewConcurrent(n int, opts ...Option) *Queue {
 	if n < 1 {
 		panic(fmt.Sprintf("taskqueue: NewConcurrent(%d): concurrency must be positive", n))
@@ -79,7 +85,8 @@ func newQueue(limit int, opts []Option) *Queue {
 	o := buildOptions(opts)
 	q := &Queue{onPanic: o.onPanic, bounded: o.maxQueued > 0, failFull: o.failFull,
 		name: o.name, observer: o.observer}
-	sopts := []scheduler.Option{scheduler.WithPanicHandler(q.goPanicked), scheduler.WithGoexitFunc(func() { q.failed.Add(1) })}
+	var buf [8]scheduler.Option // room for all, so that making a queue allocates less
+	sopts := append(buf[:0], scheduler.WithPanicHandler(q.goPanicked), scheduler.WithGoexitFunc(q.goexited))
 	if o.name != "" {
 		q.labels = pprof.WithLabels(context.Background(), pprof.Labels("queue", o.name))
 		sopts = append(sopts, scheduler.WithName(o.name))
@@ -98,6 +105,9 @@ func newQueue(limit int, opts []Option) *Queue {
 	q.s = scheduler.New(limit, sopts...)
 	return q
 }
+
+// goexited counts a task started with Go that called runtime.Goexit.
+func (q *Queue) goexited() { q.failed.Add(1) }
 
 // goPanicked receives the panics of tasks started with Go, which the
 // scheduler recovers.
@@ -161,6 +171,7 @@ func (q *Queue) observeGo(f func()) func() {
 // RunAsync is shorthand for the generic RunAsync with a task that returns no
 // value.
 func (q *Queue) RunAsync(ctx context.Context, f func(context.Context) error) *Handle {
+	mustCtx("RunAsync", ctx)
 	if f == nil {
 		nilFunc("RunAsync")
 	}
@@ -172,9 +183,11 @@ func (q *Queue) RunAsync(ctx context.Context, f func(context.Context) error) *Ha
 // RunBarrier is RunAsync for a barrier task: f starts when every task
 // submitted before it has finished, and no task submitted after it starts
 // until f has returned, so f runs alone even on a concurrent queue (GCD's
-// barrier blocks, .NET's ConcurrentExclusiveSchedulerPair). On a serial queue a
-// barrier is an ordinary task.
+// barrier blocks, .NET's ConcurrentExclusiveSchedulerPair). A delayed task
+// counts as submitted when it comes due. On a serial queue a barrier is an
+// ordinary task.
 func (q *Queue) RunBarrier(ctx context.Context, f func(context.Context) error) *Handle {
+	mustCtx("RunBarrier", ctx)
 	if f == nil {
 		nilFunc("RunBarrier")
 	}
@@ -186,6 +199,8 @@ func (q *Queue) RunBarrier(ctx context.Context, f func(context.Context) error) *
 // RunAsync submits f to run on q and returns a Future for its result. It is
 // the typed form of Queue.RunAsync, which documents it.
 func RunAsync[T any](ctx context.Context, q *Queue, f func(context.Context) (T, error)) *Future[T] {
+	mustCtx("RunAsync", ctx)
+	mustQueue(q, "RunAsync")
 	if f == nil {
 		nilFunc("RunAsync")
 	}

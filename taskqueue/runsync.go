@@ -36,6 +36,7 @@ import (
 // RunSync is shorthand for the generic RunSync with a task that returns no
 // value.
 func (q *Queue) RunSync(ctx context.Context, f func(context.Context) error) error {
+	mustCtx("RunSync", ctx)
 	if f == nil {
 		nilFunc("RunSync")
 	}
@@ -45,6 +46,8 @@ func (q *Queue) RunSync(ctx context.Context, f func(context.Context) error) erro
 // RunSync runs f on q, blocks until it returns and returns its result. It is
 // the typed form of Queue.RunSync, which documents it.
 func RunSync[T any](ctx context.Context, q *Queue, f func(context.Context) (T, error)) (T, error) {
+	mustCtx("RunSync", ctx)
+	mustQueue(q, "RunSync")
 	if f == nil {
 		nilFunc("RunSync")
 	}
@@ -136,7 +139,7 @@ func (q *Queue) runSync(ctx context.Context, f func(context.Context) error) erro
 func (q *Queue) runHere(ctx context.Context, sl scheduler.Slot, f func(context.Context) error) error {
 	c := &taskCtx{}
 	c.start(ctx, sl)
-	p, err := q.call(c, f, func() {
+	p, err := q.callHere(c, f, func() {
 		c.end()
 		q.failed.Add(1) // runtime.Goexit goes on, as it would for a plain call
 	})

@@ -28,16 +28,18 @@ func (q *Queue) Close() error {
 // context.Background(), the call cannot be told from an outsider's and
 // waits, for itself, until that context is done.
 func (q *Queue) Shutdown(ctx context.Context) error {
+	mustCtx("Shutdown", ctx)
 	q.mustNotBeDefault("Shutdown")
-	return await(ctx, "Shutdown", waited{q: q, all: true}, func() error {
-		q.mu.Lock()
-		q.closed = true
-		q.mu.Unlock()
-		q.s.Close()
-		// The delayed tasks hold reservations in the scheduler, which counts
-		// them as work to wait for until they come due and run.
-		return q.s.Wait(ctx)
-	})
+	q.mu.Lock()
+	q.closed = true
+	q.mu.Unlock()
+	q.s.Close()
+	if q.s.Wait(doneCtx) == nil {
+		return nil // idle: nothing to wait for, and no wait to judge
+	}
+	// The delayed tasks hold reservations in the scheduler, which counts
+	// them as work to wait for until they come due and run.
+	return await(ctx, "Shutdown", waited{q: q, all: true}, func() error { return q.s.Wait(ctx) })
 }
 
 // CloseNow stops q from accepting tasks and cancels every task that has not
@@ -103,6 +105,13 @@ func (q *Queue) cancelPending(err error, close bool) int {
 	}
 	return n + dropped + members
 }
+
+// doneCtx is a context that is done: a Wait with it only looks.
+var doneCtx = func() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return ctx
+}()
 
 func (q *Queue) mustNotBeDefault(call string) {
 	q.mustBeMade()

@@ -8,8 +8,8 @@ type Stats struct {
 	Limit     int    // the most tasks it runs at once (SetLimit): 1 if serial
 	Queued    int    // tasks waiting for their turn
 	Delayed   int    // tasks waiting for their due time
-	Running   int    // tasks running now
-	Completed uint64 // tasks that ran to the end: Succeeded + Failed + Panicked
+	Running   int    // tasks running now, on slots of q (a function RunSync runs in a task's place runs in that task's)
+	Completed uint64 // tasks that ran to the end: Succeeded + Failed + Panicked; RunSync's functions, and group members, are tasks
 	Succeeded uint64 // tasks that returned nil (tasks of Go that did not panic)
 	Failed    uint64 // tasks that returned an error, or called runtime.Goexit
 	Panicked  uint64 // tasks that panicked

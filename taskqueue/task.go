@@ -46,8 +46,8 @@ func (h *Handle) run(sl scheduler.Slot, f func(context.Context) error) {
 	switch {
 	case p != nil:
 		q.panicked.Add(1)
-		if !h.finish(aborted{p}) {
-			q.onPanic(p) // nobody waited for the task: nobody else sees it
+		if !h.finish(aborted{p}) && !h.awaited {
+			q.onPanic(p) // nobody waited for the task, nor will: nobody else sees it
 		}
 	case err != nil:
 		q.failed.Add(1)
@@ -84,6 +84,7 @@ func (f *Future[T]) Result() (T, error) {
 // error the task returned, as Result does. If ctx is done first, it returns
 // the zero T and ctx.Err(), and the task goes on.
 func (f *Future[T]) Wait(ctx context.Context) (T, error) {
+	mustCtx("Future.Wait", ctx)
 	if err := f.Handle.Wait(ctx); !f.IsDone() {
 		var zero T
 		return zero, err

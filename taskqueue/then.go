@@ -32,6 +32,7 @@ const thenWaiting = callback + 1
 //
 // Then is the untyped form of the generic Then. Then panics if q or f is nil.
 func (h *Handle) Then(ctx context.Context, q *Queue, f func(context.Context) error) *Handle {
+	mustCtx("Handle.Then", ctx)
 	if f == nil {
 		nilFunc("Handle.Then")
 	}
@@ -45,6 +46,7 @@ func (h *Handle) Then(ctx context.Context, q *Queue, f func(context.Context) err
 // once: a continuation. It is the typed form of Handle.Then, which documents
 // it. Then panics if prev, q or fn is nil.
 func Then[T, U any](ctx context.Context, prev *Future[T], q *Queue, fn func(context.Context, T) (U, error)) *Future[U] {
+	mustCtx("Then", ctx)
 	if fn == nil {
 		nilFunc("Then")
 	}
@@ -77,25 +79,25 @@ func (q *Queue) follow(ctx context.Context, prev, h *Handle, t scheduler.Task, c
 	}
 	claimed := new(atomic.Bool)
 	claim := func() bool { return !claimed.Swap(true) }
-	h.state.Store(&node{kind: thenWaiting, stop: claim})
+	h.state.Store(&node{kind: thenWaiting, stop: claim, prev: prev})
 	if ctx.Done() != nil {
 		h.Done() // watch ctx meanwhile: its end cancels the continuation
 	}
-	prev.notify(func() {
-		if claim() {
-			q.queueAfter(prev, h, t)
-		}
+	prev.notify(func() bool {
+		return claim() && q.queueAfter(prev, h, t)
 	})
 }
 
 // queueAfter queues the continuation t, whose Handle is h, now that the task
 // of prev is done; it runs on the goroutine that completed prev and must not
 // block.
-func (q *Queue) queueAfter(prev, h *Handle, t scheduler.Task) {
+//
+// It reports whether prev's failure, if prev failed, reaches someone who
+// will see it: the continuation's watchers, or its submitter (Awaited).
+func (q *Queue) queueAfter(prev, h *Handle, t scheduler.Task) bool {
 	if err := prev.Err(); err != nil {
 		q.canceled.Add(1)
-		h.finish(err)
-		return
+		return h.finish(err) || h.awaited
 	}
 	id, err := q.s.Enqueue(t)
 	if err == scheduler.ErrFull && !q.failFull {
@@ -109,13 +111,23 @@ func (q *Queue) queueAfter(prev, h *Handle, t scheduler.Task) {
 			}
 			h.id.Store(uint64(id))
 		}()
-		return
+		return true
 	}
 	if err != nil {
 		q.reject(h, queueError(err))
-		return
+		return true
 	}
 	h.id.Store(uint64(id))
+	return true
+}
+
+// antecedent returns the task that h's continuation waits for, or nil if h
+// is no continuation or no longer waits.
+func (h *Handle) antecedent() *Handle {
+	if n := h.waitingNode(); n != nil {
+		return n.prev
+	}
+	return nil
 }
 
 // waitingNode returns the node of h's continuation while it waits for the

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/taskqueue-go/taskqueue/examples/internal/testctx"
 )
 
 // checkEnv makes the test binary run the game in check mode instead of the
@@ -38,14 +40,16 @@ func TestCheckMode(t *testing.T) {
 		t.Fatal("no X display: run this test under xvfb-run, as .ci/run does")
 	}
 	path := filepath.Join(t.TempDir(), "shot.png")
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := testctx.BeforeDeadline(t, context.Background())
 	defer cancel()
 	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), checkEnv+"="+path)
+	start := time.Now()
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		t.Fatalf("check mode failed: %v\n%s", err, out)
+		t.Fatalf("check mode failed after %v: %v\n%s", time.Since(start).Round(time.Millisecond), err, out)
 	}
+	t.Logf("check mode, %v of wall clock:\n%s", time.Since(start).Round(time.Millisecond), out)
 	for _, want := range []string{"pixels below the text match tick", "loading: 51 assets", "playing: "} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("check mode output lacks %q:\n%s", want, out)

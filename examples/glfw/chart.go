@@ -5,7 +5,9 @@ import (
 	"image"
 	"image/color"
 	"image/draw"
+	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"golang.org/x/image/font"
@@ -64,60 +66,102 @@ func uploadTime(t frameTime) time.Duration { return t.uploads }
 func frameTotal(t frameTime) time.Duration { return t.total }
 func interval(t frameTime) time.Duration   { return t.interval }
 
-// chart draws the frame times of the two streams, one point per frame
-// joined by lines: above, the time each frame spent on uploads, with the
-// budget; below, the time between the starts of frames, with the length of
-// a 60 Hz frame.
-func chart(withBudget, without []frameTime, budget time.Duration) *image.RGBA {
-	const width, height = 960, 760
+// chart draws the two streams side by side, the budgeted one on the left,
+// one point per frame joined by lines, in three rows: the uploads each
+// frame ran, the time it spent on them, and the time from its start to the
+// next frame's. The two panels of a row share their scale.
+func chart(withBudget, without []frameTime, budget int) *image.RGBA {
+	const width, height = 1200, 900
 	img := image.NewRGBA(image.Rect(0, 0, width, height))
 	draw.Draw(img, img.Bounds(), image.NewUniform(white), image.Point{}, draw.Src)
-	label(img, 64, 20, fmt.Sprintf("%d workers stream %d tiles into a texture, twice each (a preview, then the detail), through the main loom", numWorkers, side*side/(tileSide*tileSide)), false)
-	swatch(img, 64, 30, blue)
-	label(img, 86, 41, fmt.Sprintf("with a %v frame budget", budget), false)
-	swatch(img, 300, 30, orange)
-	label(img, 322, 41, "without a budget", false)
+	label(img, 64, 20, fmt.Sprintf("%d workers stream %d tiles into a texture, twice each (a preview, then the detail), through the main loom; one point per frame", numWorkers, side*side/(tileSide*tileSide)), false)
 
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+	counts := func(ts []frameTime) []float64 {
+		v := make([]float64, len(ts))
+		for i, t := range ts {
+			v[i] = float64(t.count)
+		}
+		return v
+	}
+	durations := func(ts []frameTime, f func(frameTime) time.Duration) []float64 {
+		v := make([]float64, len(ts))
+		for i, t := range ts {
+			v[i] = ms(f(t))
+		}
+		return v
+	}
+	rows := []struct {
+		title       string
+		unit        string
+		left, right []float64
+		leftLimits  []limit
+		rightLimits []limit
+	}{
+		{
+			"uploads run in each frame", "",
+			counts(withBudget), counts(without),
+			[]limit{{float64(budget), blue, fmt.Sprintf("dashed: the budget, %d", budget)}}, nil,
+		},
+		{
+			"time each frame spent on uploads (the main loom's Update)", "ms",
+			durations(withBudget, uploadTime), durations(without, uploadTime), nil, nil,
+		},
+		{
+			"time from each frame's start to the next: 16.7 ms on pace", "ms",
+			durations(withBudget, interval), durations(without, interval),
+			[]limit{{ms(frameInterval), frameGrey, "dashed: 60 Hz"}}, []limit{{ms(frameInterval), frameGrey, "dashed: 60 Hz"}},
+		},
+	}
 	frames := max(len(withBudget), len(without), 1)
-	panel(img, image.Rect(64, 80, width-24, 400), frames,
-		"uploads in each frame (the main loom's Update), which the budget bounds",
-		pick(withBudget, uploadTime), pick(without, uploadTime),
-		[]limit{{budget, blue, fmt.Sprintf("budget, %v", budget)}})
-	panel(img, image.Rect(64, 450, width-24, height-48), frames,
-		"time from each frame's start to the next: 16.7 ms on pace, more when the main thread stalls",
-		pick(withBudget, interval), pick(without, interval),
-		[]limit{{frameInterval, frameGrey, "a 60 Hz frame, 16.7 ms"}})
+	const top, rowHeight, gap = 60, 270, 90
+	colWidth := (width - 64 - 24 - gap) / 2
+	for c, name := range []string{fmt.Sprintf("with a budget of %d uploads a frame", budget), "without a budget"} {
+		x := 64 + c*(colWidth+gap)
+		swatch(img, x, top-22, []color.RGBA{blue, orange}[c])
+		label(img, x+22, top-11, name, false)
+	}
+	for r, row := range rows {
+		hi := max(slices.Max(append([]float64{1}, row.left...)), slices.Max(append([]float64{1}, row.right...)))
+		for _, l := range append(slices.Clone(row.leftLimits), row.rightLimits...) {
+			hi = max(hi, l.at*5/4)
+		}
+		y := top + 30 + r*rowHeight
+		for c, series := range [][]float64{row.left, row.right} {
+			x := 64 + c*(colWidth+gap)
+			limits := [][]limit{row.leftLimits, row.rightLimits}[c]
+			plot := image.Rect(x, y, x+colWidth, y+rowHeight-70)
+			panel(img, plot, frames, hi, row.title, row.unit, series, []color.RGBA{blue, orange}[c], limits)
+		}
+	}
 	label(img, width/2-120, height-12, "frame, from the start of the stream", false)
 	return img
 }
 
 // limit is a horizontal line across a panel.
 type limit struct {
-	at   time.Duration
+	at   float64
 	c    color.RGBA
 	name string
 }
 
-// panel draws two series of durations in r, with its title and limits.
-func panel(img *image.RGBA, plot image.Rectangle, frames int, title string, a, b []time.Duration, limits []limit) {
-	top := max(slices.Max(append(slices.Clone(a), b...)), 2*time.Millisecond)
-	for _, l := range limits {
-		top = max(top, l.at*5/4)
-	}
-	step := niceStep(top)
-	top = (top + step - 1) / step * step
+// panel draws a series of values in plot, on a scale from 0 to at least
+// hi, with its title, its unit and its limits.
+func panel(img *image.RGBA, plot image.Rectangle, frames int, hi float64, title, unit string, values []float64, c color.RGBA, limits []limit) {
+	step := niceStep(hi)
+	top := math.Ceil(hi/step) * step
 	px := func(i int) int { return plot.Min.X + i*(plot.Dx()-1)/max(frames-1, 1) }
-	py := func(d time.Duration) int {
-		return plot.Max.Y - 1 - int(int64(plot.Dy()-1)*int64(min(d, top))/int64(top))
+	py := func(v float64) int {
+		return plot.Max.Y - 1 - int(float64(plot.Dy()-1)*min(v, top)/top)
 	}
 
 	label(img, plot.Min.X, plot.Min.Y-10, title, false)
-	for d := time.Duration(0); d <= top; d += step {
-		hline(img, plot.Min.X, plot.Max.X, py(d), gridGrey, 0)
-		label(img, plot.Min.X-8, py(d)+4, fmt.Sprintf("%d ms", d/time.Millisecond), true)
+	for v := 0.0; v <= top; v += step {
+		hline(img, plot.Min.X, plot.Max.X, py(v), gridGrey, 0)
+		label(img, plot.Min.X-8, py(v)+4, strings.TrimSpace(fmt.Sprintf("%g %s", v, unit)), true)
 	}
 	xStep := 25
-	for frames/xStep > 12 {
+	for frames/xStep > 8 {
 		xStep *= 2
 	}
 	for i := 0; i < frames; i += xStep {
@@ -125,29 +169,26 @@ func panel(img *image.RGBA, plot image.Rectangle, frames int, title string, a, b
 	}
 	hline(img, plot.Min.X, plot.Max.X, plot.Max.Y-1, ink, 0)
 	vline(img, plot.Min.X, plot.Min.Y, plot.Max.Y, ink)
+	for i := 1; i < len(values); i++ {
+		line(img, px(i-1), py(values[i-1]), px(i), py(values[i]), c)
+	}
+	// The limits over the series, their names above the panel's corner.
 	for _, l := range limits {
 		hline(img, plot.Min.X, plot.Max.X, py(l.at), l.c, 6)
-		label(img, plot.Max.X-7*len(l.name)-4, py(l.at)-4, l.name, false)
-	}
-	// Without the budget first, so that the budgeted series shows on top.
-	for _, s := range []struct {
-		d []time.Duration
-		c color.RGBA
-	}{{b, orange}, {a, blue}} {
-		for i := 1; i < len(s.d); i++ {
-			line(img, px(i-1), py(s.d[i-1]), px(i), py(s.d[i]), s.c)
-		}
+		label(img, plot.Max.X-7*len(l.name), plot.Min.Y-10, l.name, false)
 	}
 }
 
-// niceStep returns a grid step that cuts top into at most 8 parts.
-func niceStep(top time.Duration) time.Duration {
-	for _, ms := range []time.Duration{1, 2, 5, 10, 20, 50, 100, 200, 500} {
-		if top/(ms*time.Millisecond) <= 8 {
-			return ms * time.Millisecond
+// niceStep returns a grid step of 1, 2 or 5 times a power of ten that
+// cuts hi into at most 6 parts.
+func niceStep(hi float64) float64 {
+	for k := -3.0; ; k++ {
+		for _, m := range []float64{1, 2, 5} {
+			if step := m * math.Pow(10, k); hi/step <= 6 {
+				return step
+			}
 		}
 	}
-	return time.Second
 }
 
 func label(img *image.RGBA, x, y int, s string, alignRight bool) {

@@ -17,13 +17,28 @@ package main
 #endif
 #include <GL/gl.h>
 #endif
+
+// The calls that take or return bytes, typed so that Go passes a byte
+// slice's first element, and reads the renderer's name, without package
+// unsafe.
+static void texImage(GLsizei size, const unsigned char *pix) {
+	glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA, size, size, 0, GL_RGBA, GL_UNSIGNED_BYTE, pix);
+}
+static void texSubImage(GLint x, GLint y, GLsizei w, GLsizei h, const unsigned char *pix) {
+	glTexSubImage2D(GL_TEXTURE_2D, 0, x, y, w, h, GL_RGBA, GL_UNSIGNED_BYTE, pix);
+}
+static void readPixels(GLsizei w, GLsizei h, unsigned char *pix) {
+	glReadPixels(0, 0, w, h, GL_RGBA, GL_UNSIGNED_BYTE, pix);
+}
+static const char *renderer(void) {
+	return (const char *)glGetString(GL_RENDERER);
+}
 */
 import "C"
 
 import (
 	"fmt"
 	"math"
-	"unsafe"
 )
 
 // newTexture makes an RGBA texture of size×size texels filled with fill,
@@ -35,16 +50,14 @@ func newTexture(size int, fill []byte) uint32 {
 	C.glTexParameteri(C.GL_TEXTURE_2D, C.GL_TEXTURE_MIN_FILTER, C.GL_NEAREST)
 	C.glTexParameteri(C.GL_TEXTURE_2D, C.GL_TEXTURE_MAG_FILTER, C.GL_NEAREST)
 	C.glPixelStorei(C.GL_UNPACK_ALIGNMENT, 1)
-	C.glTexImage2D(C.GL_TEXTURE_2D, 0, C.GL_RGBA, C.GLsizei(size), C.GLsizei(size), 0,
-		C.GL_RGBA, C.GL_UNSIGNED_BYTE, unsafe.Pointer(&fill[0]))
+	C.texImage(C.GLsizei(size), (*C.uchar)(&fill[0]))
 	return uint32(tex)
 }
 
 // uploadTile copies pix, a w×h RGBA block, into texture tex at (x, y).
 func uploadTile(tex uint32, x, y, w, h int, pix []byte) {
 	C.glBindTexture(C.GL_TEXTURE_2D, C.GLuint(tex))
-	C.glTexSubImage2D(C.GL_TEXTURE_2D, 0, C.GLint(x), C.GLint(y), C.GLsizei(w), C.GLsizei(h),
-		C.GL_RGBA, C.GL_UNSIGNED_BYTE, unsafe.Pointer(&pix[0]))
+	C.texSubImage(C.GLint(x), C.GLint(y), C.GLsizei(w), C.GLsizei(h), (*C.uchar)(&pix[0]))
 }
 
 // drawTexture fills a w×h viewport with texture tex, texel for pixel.
@@ -96,7 +109,7 @@ func readPixels(w, h int) []byte {
 	C.glFinish()
 	C.glReadBuffer(C.GL_BACK)
 	C.glPixelStorei(C.GL_PACK_ALIGNMENT, 1)
-	C.glReadPixels(0, 0, C.GLsizei(w), C.GLsizei(h), C.GL_RGBA, C.GL_UNSIGNED_BYTE, unsafe.Pointer(&pix[0]))
+	C.readPixels(C.GLsizei(w), C.GLsizei(h), (*C.uchar)(&pix[0]))
 	return pix
 }
 
@@ -110,5 +123,5 @@ func glError() error {
 
 // glRenderer names the OpenGL implementation.
 func glRenderer() string {
-	return C.GoString((*C.char)(unsafe.Pointer(C.glGetString(C.GL_RENDERER))))
+	return C.GoString(C.renderer())
 }

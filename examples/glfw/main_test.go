@@ -15,6 +15,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/taskqueue-go/taskqueue/examples/internal/fractal"
+	"github.com/taskqueue-go/taskqueue/examples/internal/testctx"
 )
 
 // checkEnv makes the test binary run the program in check mode instead of
@@ -33,20 +34,23 @@ func TestMain(m *testing.M) {
 }
 
 // TestCheckMode streams the picture in a window, with the budget and
-// without, and checks the screenshots and the budget.
+// without, and checks the screenshots and the budget's count. It prints
+// check mode's figures; no time is judged.
 func TestCheckMode(t *testing.T) {
 	if os.Getenv("DISPLAY") == "" {
 		t.Fatal("no X display: run this test under xvfb-run, as .ci/run does")
 	}
 	dir := t.TempDir()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := testctx.BeforeDeadline(t, context.Background())
 	defer cancel()
 	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), checkEnv+"="+dir)
+	start := time.Now()
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		t.Fatalf("check mode failed: %v\n%s", err, out)
+		t.Fatalf("check mode failed after %v: %v\n%s", time.Since(start).Round(time.Millisecond), err, out)
 	}
+	t.Logf("check mode, %v of wall clock:\n%s", time.Since(start).Round(time.Millisecond), out)
 	if !strings.Contains(string(out), "checked: ") {
 		t.Errorf("check mode output:\n%s", out)
 	}
@@ -111,19 +115,38 @@ func TestVerifyCanFail(t *testing.T) {
 	}
 }
 
+// TestBudgetCheckCanFail: the check of the budgeted stream passes frames
+// that ran up to the budget's count, and fails one that ran more.
+func TestBudgetCheckCanFail(t *testing.T) {
+	times := []frameTime{{count: 0}, {count: 100}, {count: 37}}
+	if err := checkBudget(times, 100); err != nil {
+		t.Errorf("checkBudget of frames within the budget: %v", err)
+	}
+	times = append(times, frameTime{count: 101})
+	if err := checkBudget(times, 100); err == nil || !strings.Contains(err.Error(), "frame 3 of the stream ran 101 uploads") {
+		t.Errorf("checkBudget of a frame over the budget = %v; want frame 3 named", err)
+	}
+}
+
+// TestChartDrawsBothSeries: the budgeted stream is drawn on the left half
+// of the chart, in blue, and the other on the right, in orange.
 func TestChartDrawsBothSeries(t *testing.T) {
-	a := []frameTime{{uploads: time.Millisecond, total: 5 * time.Millisecond}, {uploads: 2 * time.Millisecond, total: 40 * time.Millisecond}}
-	b := []frameTime{{uploads: 30 * time.Millisecond, total: 50 * time.Millisecond}}
-	img := chart(a, b, time.Millisecond)
-	found := map[color.RGBA]bool{}
+	a := []frameTime{{count: 100, uploads: time.Millisecond, interval: 5 * time.Millisecond}, {count: 40, uploads: 2 * time.Millisecond, interval: 40 * time.Millisecond}}
+	b := []frameTime{{count: 2000, uploads: 30 * time.Millisecond, interval: 50 * time.Millisecond}, {count: 3, interval: 17 * time.Millisecond}}
+	img := chart(a, b, 100)
+	mid := img.Bounds().Dx() / 2
+	found := map[bool]map[color.RGBA]int{false: {}, true: {}} // by half: right or not
 	for y := range img.Bounds().Dy() {
 		for x := range img.Bounds().Dx() {
-			found[img.RGBAAt(x, y)] = true
+			found[x >= mid][img.RGBAAt(x, y)]++
 		}
 	}
-	for _, c := range []color.RGBA{blue, orange} {
-		if !found[c] {
-			t.Errorf("the chart has no pixel of %v", c)
-		}
+	// Beyond the legend's swatch of each, 16×12 pixels.
+	const swatchPixels = 16 * 12
+	if found[false][blue] <= swatchPixels || found[false][orange] != 0 {
+		t.Errorf("left half: %d blue and %d orange pixels; want the budgeted stream in blue only", found[false][blue], found[false][orange])
+	}
+	if found[true][orange] <= swatchPixels || found[true][blue] != 0 {
+		t.Errorf("right half: %d orange and %d blue pixels; want the other stream in orange only", found[true][orange], found[true][blue])
 	}
 }

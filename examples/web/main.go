@@ -7,6 +7,10 @@
 //	go run ./examples/web                  # then open the address it prints
 //	go run ./examples/web -addr :9000
 //
+// The first run compiles the standard library for js/wasm as well as the
+// page's program, 10 to 40 s on two cores; it prints how far the build has
+// got every few seconds. Later runs build in a second or two.
+//
 // The page's query changes the picture (?w=640&h=480&tile=32&iter=300&workers=2);
 // yield=0 shows what a worker that never pauses does to the frames.
 // examples/web/browser tests the page in headless Chromium.
@@ -35,13 +39,13 @@ func main() {
 	}
 }
 
-// serve builds the page, serves it on addr until an interrupt, and removes
-// the built files.
+// serve builds the page, saying what it does while the compiler runs (a
+// first build takes 10 to 40 s), serves it on addr until an interrupt, and
+// removes the built files.
 func serve(addr string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	fmt.Println("building the page for js/wasm")
-	s, err := site.Build(ctx)
+	s, err := site.Build(ctx, os.Stdout)
 	if err != nil {
 		return err
 	}

@@ -7,14 +7,8 @@ import (
 	"sync"
 	"testing"
 
-	"go.uber.org/goleak"
-
-	"github.com/taskqueue-go/taskqueue/internal/testkit"
-
 	"github.com/taskqueue-go/taskqueue/internal/catch"
 )
-
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m, testkit.LeakOptions()...) }
 
 func TestReturn(t *testing.T) {
 	ran := false

@@ -4,15 +4,17 @@ import (
 	"context"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"pgregory.net/rapid"
 )
 
 // callMachine drives one Call step by step, the caller's and the runner's
 // calls in any order rapid draws, against a plain model: the state, whether
-// the caller's context ended, and whether a Wait is asleep. A Wait runs on a
-// goroutine of its own; after each step synctest.Wait lets it settle, so the
-// model knows exactly whether it must have returned, and with what.
+// the caller's context ended, and whether a Wait is asleep (the state word's
+// sleeping flag must then be set, and only then). A Wait runs on a goroutine
+// of its own; after each step synctest.Wait lets it settle, so the model
+// knows exactly whether it must have returned, and with what.
 type callMachine struct {
 	c *Call
 
@@ -78,9 +80,13 @@ func (m *callMachine) Deliver(t *rapid.T) {
 	if !m.armed {
 		t.Skip("not armed")
 	}
-	got, want := m.c.Deliver(), m.state == running
+	got, woke := m.c.DeliverWoke()
+	want := m.state == running
 	if got != want {
 		t.Fatalf("Deliver = %v in state %s", got, stateNames[m.state])
+	}
+	if asleep := m.waiter != nil; woke != (want && asleep) {
+		t.Fatalf("Deliver woke the caller %v; a Wait asleep %v", woke, asleep)
 	}
 	if want {
 		m.state = done
@@ -146,12 +152,37 @@ func (m *callMachine) settle(t *rapid.T) {
 	m.seen["Wait woke "+stateNames[m.state]]++
 }
 
+// Spin polls the call, briefly: it must report a delivery exactly when the
+// model has one. A Spin with nobody delivering ends by its bound on polls,
+// the bubble's clock standing still.
+func (m *callMachine) Spin(t *rapid.T) {
+	if !m.armed {
+		t.Skip("not armed")
+	}
+	if got, want := m.c.Spin(time.Duration(rapid.IntRange(0, 2000).Draw(t, "spin"))), m.state == done; got != want {
+		t.Fatalf("Spin = %v in state %s", got, stateNames[m.state])
+	}
+	if m.state == done && m.waiter == nil && !m.waited {
+		// The caller saw the delivery: the Call is free, as after a Wait
+		// that reported it.
+		m.waited, m.delivered = true, true
+		m.seen["Spin saw the delivery"]++
+	}
+}
+
 func (m *callMachine) Check(t *rapid.T) {
 	if !m.armed {
 		return
 	}
-	if got := m.c.state.Load(); got != m.state {
-		t.Fatalf("state %s; the model says %s", stateNames[got], stateNames[m.state])
+	// The flag is set exactly while a Wait sleeps on a pending or running
+	// call: a Deliver that finds it set wakes the Wait, one that does not
+	// wakes nobody.
+	want := m.state
+	if m.waiter != nil && (m.state == pending || m.state == running) {
+		want |= sleeping
+	}
+	if got := m.c.state.Load(); got != want {
+		t.Fatalf("state word %#x; the model says %#x (%s)", got, want, stateNames[m.state])
 	}
 	if got := m.c.Pending(); got != (m.state == pending) {
 		t.Fatalf("Pending = %v in state %s", got, stateNames[m.state])
@@ -176,17 +207,18 @@ func (m *callMachine) cleanup() {
 	m.stop()
 }
 
-// TestModel checks random sequences of Arm, Start, Deliver, Wait and the
-// context's end, reusing one Call whenever the docs allow, against
+// TestModel checks random sequences of Arm, Start, Deliver, Spin, Wait and
+// the context's end, reusing one Call whenever the docs allow, against
 // callMachine's model. It would catch any transition that differs from the
-// model (a Start or Deliver that does not compare, a Wait that returns
-// before its outcome or misreads the race, a lost wakeup, an Arm that does
-// not reset the state), and any reported state that lies (Pending,
-// Delivered).
+// model (a Start or Deliver that does not compare, a Start that drops the
+// sleeping flag, a Wait that returns before its outcome or misreads the
+// race, a lost wakeup, a Spin that reports what was not delivered, an Arm
+// that does not reset the state), and any reported state that lies
+// (Pending, Delivered).
 func TestModel(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		seen := map[string]int{}
-		ends := []string{"reuse", "Start refused", "Wait woke done", "Wait woke canceled", "Wait woke abandoned"}
+		ends := []string{"reuse", "Start refused", "Wait woke done", "Wait woke canceled", "Wait woke abandoned", "Spin saw the delivery"}
 		// Each round is a fresh set of random sequences (20 of them with
 		// -short); rounds go on until every end was reached, up to a bound,
 		// so that the check of what the sequences reached does not fail on

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
+	"time"
 )
 
 // A trial is one call handed from a caller to a runner, with what each side
@@ -23,8 +25,9 @@ type trial struct {
 }
 
 // TestStress races many callers, which wait with contexts canceled at random
-// points (before Arm, before Wait, while they wait, or never), against
-// runners that Start, run and Deliver with random yields in between, and
+// points (before Arm, before Wait, while they wait, or never), some spinning
+// first, against runners that Start, run and Deliver with random yields in
+// between (or none, so that a Deliver meets a caller about to park), and
 // checks each call's end: exactly one of
 //   - the function ran once, Deliver reported true, and the caller saw the
 //     delivery with the function's outcome;
@@ -34,18 +37,31 @@ type trial struct {
 //     call up with ran = true,
 //
 // with the three counts equal on both sides. Calls are pooled, as the
-// package's users pool them: a Call goes back to the pool once Wait returned
-// true (by the caller) or once Start reported false (by the runner), and one
-// given up while running is dropped. Under -race this also checks that the
-// outcome written before Deliver is ordered before the caller's read.
+// package's users pool them: a Call goes back to the pool once Spin or Wait
+// reported the delivery (by the caller) or once Start reported false (by the
+// runner), and one given up while running is dropped. Under -race this also
+// checks that the outcome written before Deliver is ordered before the
+// caller's read.
+//
+// The race runs in a testing/synctest bubble, whose goroutines run at once
+// as any others do, so that a caller whose wake-up was lost ends the test
+// as a deadlock of the bubble instead of hanging it, once the rest is done.
+// And the contexts of the callers that are never canceled end once every
+// runner has delivered or refused every call: such a caller whose wake-up
+// was lost then wakes by its context and reports the call given up, which
+// the runner delivered.
 //
 // It would catch a Start or Deliver that does not compare-and-swap (a
 // function run after its caller left, or twice on a reused call; an outcome
 // reported to both sides or to neither), a Wait that misreads the race (a
 // caller told "given up" for a call whose outcome was delivered), a wakeup
-// that is lost (a caller asleep for ever: the test hangs, and goleak names
-// it), and an Arm that does not reset a reused Call.
+// that is lost (the mismatch or the deadlock above), and an Arm that does
+// not reset a reused Call.
 func TestStress(t *testing.T) {
+	synctest.Test(t, stress)
+}
+
+func stress(t *testing.T) {
 	const (
 		callers = 8
 		runners = 3
@@ -59,7 +75,10 @@ func TestStress(t *testing.T) {
 		work    = make(chan *trial)
 		results = make(chan *trial, callers*perCaller)
 		fresh   atomic.Int64 // Calls made because the pool was empty
+		spun    atomic.Int64 // calls whose caller saw the delivery while it spun
 	)
+	end, endAll := context.WithCancel(context.Background()) // see above
+	defer endAll()
 	getCall := func() *Call {
 		select {
 		case c := <-pool:
@@ -113,7 +132,7 @@ func TestStress(t *testing.T) {
 				)
 				mode := rng.IntN(6) // 0: no context to watch; 1: canceled before Arm; 2: before Wait; 3: while waiting; 4, 5: never
 				if mode != 0 {
-					ctx, stop = context.WithCancel(ctx)
+					ctx, stop = context.WithCancel(end)
 				}
 				if mode == 1 {
 					stop()
@@ -129,14 +148,13 @@ func TestStress(t *testing.T) {
 				if mode == 2 {
 					stop()
 				}
-				if rng.IntN(2) == 0 {
-					for range rng.IntN(64) { // spin a little, as a caller may before it waits
-						if tr.c.Delivered() {
-							break
-						}
-					}
+				var delivered, ran bool
+				if rng.IntN(2) == 0 && tr.c.Spin(time.Duration(rng.IntN(2000))) {
+					delivered, ran = true, true // spun until delivered: no Wait
+					spun.Add(1)
+				} else {
+					delivered, ran = tr.c.Wait(ctx)
 				}
-				delivered, ran := tr.c.Wait(ctx)
 				switch {
 				case delivered && ran:
 					tr.caller = "delivered"
@@ -159,13 +177,19 @@ func TestStress(t *testing.T) {
 			}
 		})
 	}
+	// Every call reaches a runner, which sends it on results once it has
+	// delivered or refused it; then the callers may wait no more.
+	all := make([]*trial, 0, callers*perCaller)
+	for range callers * perCaller {
+		all = append(all, <-results)
+	}
+	endAll()
 	callWG.Wait()
 	close(work)
 	runWG.Wait()
-	close(results)
 
 	count := map[[2]string]int{}
-	for tr := range results {
+	for _, tr := range all {
 		count[[2]string{tr.runner, tr.caller}]++
 		ran := atomic.LoadInt32(&tr.ran)
 		switch {
@@ -182,11 +206,11 @@ func TestStress(t *testing.T) {
 	if total := delivered + refused + abandoned; total != callers*perCaller {
 		t.Errorf("%d calls settled (%v); want %d", total, count, callers*perCaller)
 	}
-	t.Logf("delivered %d, given up before start %d, given up while running %d; %d Calls made for %d calls",
-		delivered, refused, abandoned, fresh.Load(), callers*perCaller)
+	t.Logf("delivered %d (%d seen while spinning), given up before start %d, given up while running %d; %d Calls made for %d calls",
+		delivered, spun.Load(), refused, abandoned, fresh.Load(), callers*perCaller)
 	// Each end must be reached, or the test did not race what it claims to.
-	if delivered == 0 || refused == 0 || abandoned == 0 {
-		t.Errorf("an end never happened: delivered %d, refused %d, abandoned %d", delivered, refused, abandoned)
+	if delivered == 0 || refused == 0 || abandoned == 0 || spun.Load() == 0 {
+		t.Errorf("an end never happened: delivered %d (spun %d), refused %d, abandoned %d", delivered, spun.Load(), refused, abandoned)
 	}
 	if fresh.Load() >= int64(callers*perCaller) {
 		t.Errorf("no Call was reused")

@@ -3,6 +3,7 @@ package handoff
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -22,19 +23,21 @@ const (
 	waitAsleep              // Wait on a goroutine of its own, which must still be asleep
 	asleep                  // the Wait begun by waitAsleep must still be asleep
 	woken                   // the Wait begun by waitAsleep must have returned want and ran
+	spin                    // Spin, which must report want
 )
 
 func (o op) String() string {
-	return [...]string{"Arm(cancelable)", "Arm(Background)", "Start", "Deliver", "cancel", "Wait", "go Wait", "asleep", "woken"}[o]
+	return [...]string{"Arm(cancelable)", "Arm(Background)", "Start", "Deliver", "cancel", "Wait", "go Wait", "asleep", "woken", "Spin"}[o]
 }
 
-// A step is an op, what it must report, and the state the Call must be in
-// after it.
+// A step is an op, what it must report, and the phase the Call must be in
+// after it. The sleeping flag must be set exactly while a Wait begun by
+// waitAsleep sleeps on a pending or running call.
 type step struct {
 	op    op
-	want  bool   // Start's or Deliver's report, or Wait's delivered
+	want  bool   // Start's, Deliver's or Spin's report, or Wait's delivered
 	ran   bool   // Wait's ran
-	state uint32 // the state after the step
+	state uint32 // the phase after the step
 }
 
 var stateNames = [...]string{pending: "pending", running: "running", done: "done", canceled: "canceled", abandoned: "abandoned"}
@@ -173,6 +176,57 @@ var transitions = []struct {
 		{op: woken, want: false, ran: true, state: abandoned},
 		{op: deliver, want: false, state: abandoned},
 	}},
+	// A caller that spins sees the delivery and never parks: Spin reports it
+	// once delivered, not before, and the Wait after it returns at once
+	// without a channel (checked by the wait op). Catches a Spin that reports
+	// a started call as delivered, and a Deliver that leaves a wake-up for a
+	// caller that never parked (a send on a nil channel blocks for ever; a
+	// WaitGroup.Done without its Add panics).
+	{"spun, delivered", []step{
+		{op: armCancelable, state: pending},
+		{op: spin, want: false, state: pending},
+		{op: start, want: true, state: running},
+		{op: spin, want: false, state: running},
+		{op: deliver, want: true, state: done},
+		{op: spin, want: true, state: done},
+		{op: wait, want: true, ran: true, state: done},
+	}},
+	{"spun, delivered, no context to watch", []step{
+		{op: armBackground, state: pending},
+		{op: start, want: true, state: running},
+		{op: deliver, want: true, state: done},
+		{op: spin, want: true, state: done},
+		{op: wait, want: true, ran: true, state: done},
+	}},
+	// A caller that spun in vain parks, and Deliver wakes it: the sleeping
+	// flag is set while it sleeps (checked after each step), and Start keeps
+	// it. Catches a Start that drops the flag (Deliver would wake nobody: the
+	// bubble deadlocks).
+	{"spun in vain, then parked", []step{
+		{op: armCancelable, state: pending},
+		{op: spin, want: false, state: pending},
+		{op: waitAsleep, state: pending},
+		{op: start, want: true, state: running},
+		{op: asleep, state: running},
+		{op: deliver, want: true, state: done},
+		{op: woken, want: true, ran: true, state: done},
+	}},
+	{"spun in vain, then parked, no context to watch", []step{
+		{op: armBackground, state: pending},
+		{op: start, want: true, state: running},
+		{op: spin, want: false, state: running},
+		{op: waitAsleep, state: running},
+		{op: deliver, want: true, state: done},
+		{op: woken, want: true, ran: true, state: done},
+	}},
+	// A given-up call is not delivered, whatever Spin is asked.
+	{"spun on a given-up call", []step{
+		{op: armCancelable, state: pending},
+		{op: cancel, state: pending},
+		{op: wait, want: false, ran: false, state: canceled},
+		{op: spin, want: false, state: canceled},
+		{op: start, want: false, state: canceled},
+	}},
 	// Reuse, as documented: once Wait has returned true, or once Start has
 	// reported false, on either kind of wait in turn. Catches an Arm that
 	// does not reset the state word (a reused call would stay done or
@@ -225,9 +279,10 @@ func TestTransitions(t *testing.T) {
 func runSteps(t *testing.T, round int, steps []step) {
 	t.Helper()
 	var (
-		c      Call
-		stops  []context.CancelFunc
-		waiter chan [2]bool
+		c       Call
+		stops   []context.CancelFunc
+		waiter  chan [2]bool
+		sleeper bool // a Wait begun by waitAsleep has not been seen to return
 	)
 	defer func() {
 		for _, stop := range stops {
@@ -256,8 +311,13 @@ func runSteps(t *testing.T, round int, steps []step) {
 				t.Fatalf("%s: Start = %v; want %v", where, got, s.want)
 			}
 		case deliver:
-			if got := c.Deliver(); got != s.want {
+			asleep := c.state.Load()&sleeping != 0
+			got, woke := c.DeliverWoke()
+			if got != s.want {
 				t.Fatalf("%s: Deliver = %v; want %v", where, got, s.want)
+			}
+			if woke != (got && asleep) {
+				t.Fatalf("%s: Deliver woke the caller %v; the caller slept %v", where, woke, asleep)
 			}
 		case cancel:
 			stop()
@@ -265,8 +325,18 @@ func runSteps(t *testing.T, round int, steps []step) {
 			if d, r := c.Wait(ctx); d != s.want || r != s.ran {
 				t.Fatalf("%s: Wait = (%v, %v); want (%v, %v)", where, d, r, s.want, s.ran)
 			}
+			if s.want && c.watch && c.ch != nil {
+				// A Wait that found the call delivered never parked: it
+				// makes no channel, and nothing was sent on one.
+				t.Fatalf("%s: Wait of a delivered call made a channel", where)
+			}
+		case spin:
+			if got := c.Spin(10 * time.Microsecond); got != s.want {
+				t.Fatalf("%s: Spin = %v; want %v", where, got, s.want)
+			}
 		case waitAsleep:
 			waiter = make(chan [2]bool, 1)
+			sleeper = true
 			go func(ctx context.Context) {
 				d, r := c.Wait(ctx)
 				waiter <- [2]bool{d, r}
@@ -276,7 +346,7 @@ func runSteps(t *testing.T, round int, steps []step) {
 			synctest.Wait()
 			select {
 			case got := <-waiter:
-				t.Fatalf("%s: Wait returned %v while the call was %s", where, got, stateNames[c.state.Load()])
+				t.Fatalf("%s: Wait returned %v while the call was %s", where, got, stateNames[c.state.Load()&^sleeping])
 			default:
 			}
 		case woken:
@@ -286,23 +356,28 @@ func runSteps(t *testing.T, round int, steps []step) {
 				if want := [2]bool{s.want, s.ran}; got != want {
 					t.Fatalf("%s: Wait = %v; want %v", where, got, want)
 				}
+				sleeper = false
 			default:
-				t.Fatalf("%s: Wait still asleep with the call %s", where, stateNames[c.state.Load()])
+				t.Fatalf("%s: Wait still asleep with the call %s", where, stateNames[c.state.Load()&^sleeping])
 			}
 		}
 		if s.op == cancel && waiter != nil {
 			synctest.Wait() // let a sleeping Wait settle the state before it is checked
 		}
-		checkState(t, where, &c, s.state)
+		checkState(t, where, &c, s.state, sleeper && (s.state == pending || s.state == running))
 	}
 }
 
-// checkState checks the state word and what Pending and Delivered report of
-// it.
-func checkState(t *testing.T, where string, c *Call, want uint32) {
+// checkState checks the state word (its phase, and the sleeping flag of a
+// parked caller) and what Pending and Delivered report of it.
+func checkState(t *testing.T, where string, c *Call, want uint32, wantSleeping bool) {
 	t.Helper()
-	if got := c.state.Load(); got != want {
-		t.Fatalf("%s: state %s; want %s", where, stateNames[got], stateNames[want])
+	got := c.state.Load()
+	if phase := got &^ sleeping; phase != want {
+		t.Fatalf("%s: state %s; want %s", where, stateNames[phase], stateNames[want])
+	}
+	if sl := got&sleeping != 0; sl != wantSleeping {
+		t.Fatalf("%s: sleeping flag %v in state %s; want %v", where, sl, stateNames[want], wantSleeping)
 	}
 	if got := c.Pending(); got != (want == pending) {
 		t.Fatalf("%s: Pending = %v in state %s", where, got, stateNames[want])
@@ -395,4 +470,47 @@ func TestReuseAcrossBubbles(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestReuseAfterALostRace: a caller without a context to watch that
+// readies its wake-up, then finds the call delivered as it announces its
+// sleep, takes its WaitGroup count back; the Call is then reused in another
+// testing/synctest bubble and outside any. Catches an announce that takes
+// the count back with Done alone, which leaves the WaitGroup tied to the
+// first bubble: the next Add, in another bubble or outside, is a fatal error
+// that ends the test binary.
+func TestReuseAfterALostRace(t *testing.T) {
+	var c Call
+	synctest.Test(t, func(t *testing.T) {
+		c.Arm(context.Background())
+		c.prepare()
+		if !c.Start() || !c.Deliver() {
+			t.Fatal("the call was not started and delivered")
+		}
+		if c.announce() {
+			t.Fatal("announce = true on a delivered call")
+		}
+		if d, r := c.Wait(context.Background()); !d || !r {
+			t.Fatalf("Wait = (%v, %v); want (true, true)", d, r)
+		}
+	})
+	reuse := func(t *testing.T) {
+		c.Arm(context.Background())
+		res := make(chan [2]bool, 1)
+		go func() {
+			d, r := c.Wait(context.Background())
+			res <- [2]bool{d, r}
+		}()
+		for c.state.Load() != pending|sleeping { // the Wait has announced its sleep
+			runtime.Gosched()
+		}
+		if !c.Start() || !c.Deliver() {
+			t.Fatal("the reused call was not started and delivered")
+		}
+		if got := <-res; got != [2]bool{true, true} {
+			t.Fatalf("the reused call's Wait = %v", got)
+		}
+	}
+	synctest.Test(t, reuse)
+	reuse(t)
 }

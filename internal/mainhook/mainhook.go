@@ -22,3 +22,8 @@ var (
 	// ErrClosed is the error of both once the main loop has stopped.
 	ErrClosed error
 )
+
+// QueueClosed is taskqueue.ErrClosed, set by package taskqueue's init, and
+// nil if the program does not import it: package mainthread, below
+// taskqueue, cannot name it, and its closed error matches this one.
+var QueueClosed error

@@ -1,14 +1,16 @@
 // Package testkit holds what the module's tests share: the options they give
 // goleak, goroutine counts inside testing/synctest bubbles, panic catchers
-// and collectors, and gauges of functions running at once. Only tests import
-// it; it imports no package of the module, so that any package's tests,
-// internal or external, may use it.
+// and collectors, gauges of functions running at once, a log of events, and
+// whether the race detector is on. Only tests import it; it imports no
+// package of the module, so that any package's tests, internal or external,
+// may use it.
 package testkit
 
 import (
 	"bytes"
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -70,6 +72,47 @@ func PanicMessage(f func()) string {
 		return fmt.Sprint(v)
 	}
 	return ""
+}
+
+// IsClosed reports, without blocking, whether ch is closed.
+func IsClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+// A Log records events, by name, from any goroutine, in the order they were
+// added. The zero Log is ready to use.
+type Log struct {
+	mu  sync.Mutex
+	got []string
+}
+
+// Add records e.
+func (l *Log) Add(e string) {
+	l.mu.Lock()
+	l.got = append(l.got, e)
+	l.mu.Unlock()
+}
+
+// Take returns the events recorded since the last Take, oldest first.
+func (l *Log) Take() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	got := l.got
+	l.got = nil
+	return got
+}
+
+// TakeSorted is Take with the events sorted, for events that happened at
+// once, in any order, such as the starts of items that run together.
+func (l *Log) TakeSorted() []string {
+	got := l.Take()
+	slices.Sort(got)
+	return got
 }
 
 // Panics collects values, such as the *PanicError values a panic handler

@@ -1,15 +1,13 @@
 package testkit_test
 
 import (
+	"slices"
 	"sync"
 	"testing"
 	"testing/synctest"
 
 	"github.com/taskqueue-go/taskqueue/internal/testkit"
-	"go.uber.org/goleak"
 )
-
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m, testkit.LeakOptions()...) }
 
 func TestBubbleGoroutines(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -76,5 +74,46 @@ func TestGauge(t *testing.T) {
 	}
 	if want := "q: 3 functions at once (limit 2), entering c"; g.Over() != want {
 		t.Errorf("Over() = %q; want %q", g.Over(), want)
+	}
+	var h testkit.Gauge
+	both := testkit.Gauges{g, &h}
+	both.Enter("d")
+	if g.Now() != 2 || h.Now() != 1 {
+		t.Errorf("after Gauges.Enter: Now = %d, %d; want 2, 1", g.Now(), h.Now())
+	}
+	both.Leave()
+	if g.Now() != 1 || h.Now() != 0 || h.Peak() != 1 {
+		t.Errorf("after Gauges.Leave: Now = %d, %d, Peak %d; want 1, 0, 1", g.Now(), h.Now(), h.Peak())
+	}
+}
+
+func TestIsClosed(t *testing.T) {
+	ch := make(chan struct{})
+	if testkit.IsClosed(ch) {
+		t.Error("IsClosed(open channel) = true")
+	}
+	close(ch)
+	if !testkit.IsClosed(ch) {
+		t.Error("IsClosed(closed channel) = false")
+	}
+}
+
+func TestLog(t *testing.T) {
+	var l testkit.Log
+	l.Add("b")
+	l.Add("a")
+	if got, want := l.Take(), []string{"b", "a"}; !slices.Equal(got, want) {
+		t.Errorf("Take() = %q; want %q, in the order added", got, want)
+	}
+	if got := l.Take(); len(got) != 0 {
+		t.Errorf("second Take() = %q; want nothing", got)
+	}
+	var wg sync.WaitGroup
+	for _, e := range []string{"c", "a", "b"} {
+		wg.Go(func() { l.Add(e) })
+	}
+	wg.Wait()
+	if got, want := l.TakeSorted(), []string{"a", "b", "c"}; !slices.Equal(got, want) {
+		t.Errorf("TakeSorted() = %q; want %q", got, want)
 	}
 }

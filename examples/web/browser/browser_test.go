@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"flag"
 	"fmt"
 	"image"
@@ -23,6 +22,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/taskqueue-go/taskqueue/examples/internal/fractal"
+	"github.com/taskqueue-go/taskqueue/examples/internal/testctx"
 	"github.com/taskqueue-go/taskqueue/examples/web/internal/page"
 	"github.com/taskqueue-go/taskqueue/examples/web/internal/site"
 )
@@ -54,7 +54,9 @@ func TestMain(m *testing.M) {
 func serve(t *testing.T) string {
 	t.Helper()
 	built.once.Do(func() {
-		built.site, built.err = site.Build(context.Background())
+		var log bytes.Buffer
+		built.site, built.err = site.Build(context.Background(), &log)
+		t.Logf("%s", log.Bytes())
 		if built.err == nil {
 			t.Logf("built main.wasm (%.1f MB) for js/wasm in %v",
 				float64(built.site.WasmSize)/1e6, built.site.BuildTime.Round(time.Millisecond))
@@ -163,8 +165,13 @@ func load(t *testing.T, url string) (result, []byte) {
 	if err := chromedp.Do(ctx, chromedp.Navigate(url)); err != nil {
 		t.Fatalf("open %s: %v", url, err)
 	}
-	r, err := chromedp.Run(ctx, chromedp.Poll[result]("window.taskqueueWeb",
-		chromedp.WithPollingInterval(100*time.Millisecond), chromedp.WithPollingTimeout(3*time.Minute)))
+	// The page takes what the machine gives it: the wait has no bound of its
+	// own, only go test's -timeout, which it leaves a little early so that
+	// the failure comes with the page's console.
+	wctx, cancelWait := testctx.BeforeDeadline(t, ctx)
+	defer cancelWait()
+	r, err := chromedp.Run(wctx, chromedp.Poll[result]("window.taskqueueWeb",
+		chromedp.WithPollingInterval(100*time.Millisecond), chromedp.WithPollingTimeout(0)))
 	if err != nil {
 		t.Fatalf("waiting for the page to finish: %v", err)
 	}
@@ -222,20 +229,25 @@ func absDiff(a uint32, b uint8) int {
 	return max(d, -d)
 }
 
-// checkFrames is the bound on the frames, kept loose for a busy machine:
-// tiles came in over many frames, and no gap between two frames came near
-// a second. A page whose workers held the thread draws every tile in one
-// frame, after one long gap.
+// checkFrames checks that frames kept coming while the tiles rendered:
+// tiles were drawn in many frames. A page whose workers hold its one thread
+// draws every tile in one frame, after one long wait. The count of frames
+// with tiles tells the two apart on any machine. The longest gap between
+// two frames does not: it is wall-clock time, which a busy machine
+// stretches (one run whose picture matched exactly had a gap of 2.5 s,
+// while its page without the workers' pauses had one of 250 ms), so the
+// tests print it and do not judge it.
 func checkFrames(r result) error {
-	var errs []error
-	if r.TileFrames < 10 {
-		errs = append(errs, fmt.Errorf("tiles were drawn in %d frames; want at least 10", r.TileFrames))
+	if r.TileFrames < minTileFrames {
+		return fmt.Errorf("tiles were drawn in %d frames; want at least %d", r.TileFrames, minTileFrames)
 	}
-	if r.LongestGapMs > 1000 {
-		errs = append(errs, fmt.Errorf("the longest gap between frames was %.0f ms; want at most 1000 ms", r.LongestGapMs))
-	}
-	return errors.Join(errs...)
+	return nil
 }
+
+// minTileFrames is the fewest frames with tiles that checkFrames accepts.
+// The default page draws its 192 tiles in dozens of frames (37 on two
+// cores); a page whose workers never pause, in one or two.
+const minTileFrames = 10
 
 func hashOf(img *image.RGBA) string {
 	sum := sha256.Sum256(img.Pix)
@@ -244,7 +256,8 @@ func hashOf(img *image.RGBA) string {
 
 // TestPage loads the page with the desktop demo's picture and checks it:
 // the canvas shows the desktop renderer's picture, the Go program's own
-// copy hashes the same, and frames kept coming while the tiles rendered.
+// copy hashes the same, and frames kept coming while the tiles rendered
+// (tiles drawn in many frames). The longest gap between frames is printed.
 func TestPage(t *testing.T) {
 	url := serve(t)
 	start := time.Now()
@@ -277,7 +290,8 @@ func TestPage(t *testing.T) {
 
 // TestFrameCheckCanFail loads the page with the workers' pause turned off:
 // the picture is still right, but the workers hold the page's one thread
-// until the last tile, and the frame check must say so.
+// until the last tile, so the tiles land in one or two frames, and the
+// frame check must say so.
 func TestFrameCheckCanFail(t *testing.T) {
 	url := serve(t)
 	r, _ := load(t, url+"/?w=512&h=384&yield=0")
@@ -288,7 +302,7 @@ func TestFrameCheckCanFail(t *testing.T) {
 		t.Errorf("the page's picture hashes to %s; the desktop renderer's to %s", r.SHA256, h)
 	}
 	if err := checkFrames(r); err == nil {
-		t.Error("the frame check passed a page whose workers never pause")
+		t.Errorf("the frame check passed a page whose workers never pause: tiles drawn in %d frames", r.TileFrames)
 	} else {
 		t.Logf("the frame check fails, as it should: %v", err)
 	}

@@ -1,6 +1,7 @@
 // Package browser holds the web example's test in a real browser: it
 // serves the page, loads it in headless Chromium with chromedp, and checks
-// the canvas against the desktop renderer and the frames against a bound.
+// the canvas against the desktop renderer and that the tiles came in over
+// many frames.
 // It is a module of its own so that chromedp stays out of the library's
 // dependencies.
 //

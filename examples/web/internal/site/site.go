@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -35,9 +36,15 @@ type Site struct {
 // in PATH, into a temporary directory that Close removes, and copies
 // wasm_exec.js from that Go's distribution (lib/wasm). It must run inside a
 // module that reaches the program's package: this repository, or a module
-// that requires it. Build returns the go command's output in its error when
-// the build fails.
-func Build(ctx context.Context) (*Site, error) {
+// that requires it. If log is not nil, Build says there what it is doing,
+// and while the compiler runs, every few seconds, how long it has run and
+// how many packages it has compiled: a first build compiles the standard
+// library for js/wasm too, which takes 10 to 40 s on two cores. Build returns
+// the go command's output in its error when the build fails.
+func Build(ctx context.Context, log io.Writer) (*Site, error) {
+	if log == nil {
+		log = io.Discard
+	}
 	gocmd, err := exec.LookPath("go")
 	if err != nil {
 		return nil, fmt.Errorf("site: the page is built with the go command: %w", err)
@@ -58,8 +65,10 @@ func Build(ctx context.Context) (*Site, error) {
 		return nil, fmt.Errorf("site: %w", err)
 	}
 	s := &Site{dir: dir}
+	fmt.Fprintf(log, "building the page: GOOS=js GOARCH=wasm go build %s\n", Program)
+	fmt.Fprintln(log, "(a first build also compiles the standard library for js/wasm, 10 to 40 s on two cores; later ones take a second or two)")
 	start := time.Now()
-	if _, err := output(ctx, gocmd, pkgDir, wasmEnv, "build", "-o", filepath.Join(dir, "main.wasm"), "."); err != nil {
+	if err := build(ctx, gocmd, pkgDir, wasmEnv, filepath.Join(dir, "main.wasm"), log); err != nil {
 		s.Close()
 		return nil, err
 	}
@@ -72,6 +81,69 @@ func Build(ctx context.Context) (*Site, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// heartbeat is how often build says how far the compiler has got.
+const heartbeat = 5 * time.Second
+
+// build runs go build -v for the package in pkgDir, with env, into out.
+// The go command names each package on standard error as it compiles it;
+// every heartbeat, build writes to log how long it has run and how many
+// packages it has compiled.
+func build(ctx context.Context, gocmd, pkgDir string, env []string, out string, log io.Writer) error {
+	cmd := exec.CommandContext(ctx, gocmd, "build", "-v", "-o", out, ".")
+	cmd.Dir = pkgDir
+	cmd.Env = append(os.Environ(), env...)
+	var stderr lineCounter
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("site: go build: %w", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	start := time.Now()
+	tick := time.NewTicker(heartbeat)
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-done:
+			if err != nil {
+				return fmt.Errorf("site: %s go build %s: %w\n%s", strings.Join(env, " "), Program, err, stderr.Bytes())
+			}
+			return nil
+		case <-tick.C:
+			fmt.Fprintf(log, "  still building: %v, %d packages compiled\n", time.Since(start).Round(time.Second), stderr.Lines())
+		}
+	}
+}
+
+// lineCounter keeps what is written to it and counts its complete lines.
+// It is written by the go command's copying goroutine and read by build.
+type lineCounter struct {
+	mu    sync.Mutex
+	buf   bytes.Buffer
+	lines int
+}
+
+func (c *lineCounter) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.lines += bytes.Count(p, []byte("\n"))
+	return c.buf.Write(p)
+}
+
+// Lines returns how many complete lines were written.
+func (c *lineCounter) Lines() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.lines
+}
+
+// Bytes returns a copy of what was written.
+func (c *lineCounter) Bytes() []byte {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return bytes.Clone(c.buf.Bytes())
 }
 
 // Handler serves the page: index.html at /, main.wasm and wasm_exec.js.

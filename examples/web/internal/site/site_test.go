@@ -59,3 +59,21 @@ func TestHandler(t *testing.T) {
 		}
 	}
 }
+
+// TestLineCounter: the build's progress counts the complete lines the go
+// command wrote, whatever the pieces they came in, and keeps every byte for
+// the error of a failed build.
+func TestLineCounter(t *testing.T) {
+	var c lineCounter
+	for _, piece := range []string{"runtime\ninternal/", "bytealg\n", "", "sync\nfmt"} {
+		if n, err := c.Write([]byte(piece)); n != len(piece) || err != nil {
+			t.Fatalf("Write(%q) = %d, %v", piece, n, err)
+		}
+	}
+	if n := c.Lines(); n != 3 {
+		t.Errorf("Lines() = %d; want 3", n)
+	}
+	if got, want := string(c.Bytes()), "runtime\ninternal/bytealg\nsync\nfmt"; got != want {
+		t.Errorf("Bytes() = %q; want %q", got, want)
+	}
+}

@@ -1,5 +1,5 @@
 //go:build !race
 
-package scheduler_test
+package mainthread_test
 
 const raceEnabled = false

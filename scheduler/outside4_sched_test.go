@@ -1,5 +1,0 @@
-package scheduler_test
-
-import "runtime"
-
-func runtimeGosched() { runtime.Gosched() }
