@@ -13,6 +13,7 @@ import (
 
 	"pgregory.net/rapid"
 
+	"github.com/taskqueue-go/taskqueue/internal/testkit"
 	"github.com/taskqueue-go/taskqueue/loom"
 	"github.com/taskqueue-go/taskqueue/taskqueue"
 )
@@ -83,8 +84,8 @@ func (m *handleMachine) Check(t *rapid.T) {
 	if err := h.Err(); !errors.Is(err, m.err) || (err == nil) != (m.err == nil) {
 		t.Fatalf("Err = %v; want %v", err, m.err)
 	}
-	if m.done != nil && isClosed(m.done) != m.finished {
-		t.Fatalf("Done's channel closed = %v with the task done = %v", isClosed(m.done), m.finished)
+	if m.done != nil && testkit.IsClosed(m.done) != m.finished {
+		t.Fatalf("Done's channel closed = %v with the task done = %v", testkit.IsClosed(m.done), m.finished)
 	}
 	for i, ch := range m.waits {
 		select {
@@ -113,15 +114,6 @@ func (m *handleMachine) Check(t *rapid.T) {
 
 // closedSignal stands for a wait's channel whose one signal was received.
 var closedSignal = make(chan struct{})
-
-func isClosed(ch <-chan struct{}) bool {
-	select {
-	case <-ch:
-		return true
-	default:
-		return false
-	}
-}
 
 // TestHandleModel runs random sequences of Done, Wait, callbacks and the
 // finish on a handle, checking it against the model after every step.

@@ -87,7 +87,7 @@ func isRefusal(err error) bool {
 // tests again without it, at full size.
 func skipHeapTestUnderRace(t *testing.T) {
 	t.Helper()
-	if raceEnabled {
+	if testkit.RaceEnabled {
 		t.Skip("heap measurements are meaningless under the race detector")
 	}
 }
@@ -320,7 +320,7 @@ func hammerSize(quick, full int) int {
 	switch {
 	case *hammerTotal > 0:
 		return *hammerTotal
-	case raceEnabled || testing.Short():
+	case testkit.RaceEnabled || testing.Short():
 		return quick
 	}
 	return full

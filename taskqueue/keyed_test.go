@@ -12,6 +12,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/taskqueue-go/taskqueue/internal/testkit"
 	"github.com/taskqueue-go/taskqueue/taskqueue"
 )
 
@@ -658,10 +659,9 @@ func TestKeyedDelayedTasksKeepTheirLane(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		target := taskqueue.NewConcurrent(2)
 		k := taskqueue.NewKeyed[string](target)
-		var order []int
-		var mu sync.Mutex
+		var log testkit.Log
 		note := func(i int) func(context.Context) error {
-			return func(context.Context) error { mu.Lock(); order = append(order, i); mu.Unlock(); return nil }
+			return func(context.Context) error { log.Add(fmt.Sprint(i)); return nil }
 		}
 		h0 := k.RunAfter(context.Background(), "p", 2*time.Second, note(0))
 		k.RunAfter(context.Background(), "p", time.Second, note(1))
@@ -695,9 +695,7 @@ func TestKeyedDelayedTasksKeepTheirLane(t *testing.T) {
 		if tot := k.Total(); tot.Delayed != 0 || tot.Completed != 3 || tot.Canceled != 1 || k.Lanes() != 0 {
 			t.Errorf("Total after CancelKey and the lane's drop: %+v, lanes %d; want Completed 3, Canceled 1", tot, k.Lanes())
 		}
-		mu.Lock()
-		defer mu.Unlock()
-		if fmt.Sprint(order) != "[2 1 0]" {
+		if order := log.Take(); fmt.Sprint(order) != "[2 1 0]" {
 			t.Errorf("ran %v, want [2 1 0]: the task queued at once, then the delayed ones in due order", order)
 		}
 	})
@@ -713,9 +711,8 @@ func TestKeyedCancelKey(t *testing.T) {
 		k := taskqueue.NewKeyed[string](target)
 		ctx := context.Background()
 		release := make(chan struct{})
-		var order []string
-		var mu sync.Mutex
-		rec := func(s string) { mu.Lock(); order = append(order, s); mu.Unlock() }
+		var log testkit.Log
+		rec := log.Add
 		k.RunAsync(ctx, "p", func(context.Context) error { <-release; rec("running"); return nil })
 		var hs []*taskqueue.Handle
 		for range 3 {
@@ -750,10 +747,8 @@ func TestKeyedCancelKey(t *testing.T) {
 		if err := target.Close(); err != nil {
 			t.Fatal(err)
 		}
-		mu.Lock()
-		defer mu.Unlock()
 		var p []string
-		for _, s := range order {
+		for _, s := range log.Take() {
 			if s != "other key" {
 				p = append(p, s)
 			}
