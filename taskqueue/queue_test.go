@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -221,6 +223,24 @@ func TestBarrier(t *testing.T) {
 		if !alone.Load() {
 			t.Error("barrier did not run alone, after the tasks before it and before those after it")
 		}
+	})
+	t.Run("concurrent=4/delayed", func(t *testing.T) {
+		// A delayed task counts as submitted when it comes due: a barrier
+		// submitted before that does not wait for it.
+		synctest.Test(t, func(t *testing.T) {
+			q := taskqueue.NewConcurrent(4)
+			start := time.Now()
+			var barrierAt, delayedAt time.Duration
+			q.RunAfter(t.Context(), time.Hour, func(context.Context) error { delayedAt = time.Since(start); return nil })
+			h := q.RunBarrier(t.Context(), func(context.Context) error { barrierAt = time.Since(start); return nil })
+			if err := h.Wait(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			q.Close()
+			if barrierAt != 0 || delayedAt != time.Hour {
+				t.Errorf("the barrier ran at %v, the delayed task at %v; want 0 and 1h", barrierAt, delayedAt)
+			}
+		})
 	})
 	t.Run("concurrent=4/rounds", func(t *testing.T) {
 		for round := range 50 {
@@ -973,5 +993,42 @@ func TestIdleQueueHoldsNothing(t *testing.T) {
 		if q.HasTimer() {
 			t.Error("an idle queue holds a timer")
 		}
+	})
+}
+
+// TestUnlimitedQueue: NewConcurrent(math.MaxInt) is a queue with no limit:
+// its limit is taken as 1<<30, and each task starts at once, in submission
+// order, however many run; SetLimit caps a limit the same way.
+func TestUnlimitedQueue(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := taskqueue.NewConcurrent(math.MaxInt)
+		if l := q.Stats().Limit; l != 1<<30 {
+			t.Errorf("Stats().Limit of NewConcurrent(math.MaxInt) = %d; want 1<<30", l)
+		}
+		gate := make(chan struct{})
+		var started []int
+		var mu sync.Mutex
+		for i := range 100 {
+			q.Go(func() {
+				mu.Lock()
+				started = append(started, i)
+				mu.Unlock()
+				<-gate
+			})
+		}
+		synctest.Wait()
+		if st := q.Stats(); st.Running != 100 || st.Queued != 0 {
+			t.Errorf("Stats() with 100 tasks blocked = %+v; want all 100 running, none queued", st)
+		}
+		if !slices.IsSorted(started) {
+			t.Errorf("started %v; want submission order", started)
+		}
+		close(gate)
+		q.SetLimit(2)
+		q.SetLimit(math.MaxInt)
+		if l := q.Stats().Limit; l != 1<<30 {
+			t.Errorf("Stats().Limit after SetLimit(math.MaxInt) = %d; want 1<<30", l)
+		}
+		q.Close()
 	})
 }
