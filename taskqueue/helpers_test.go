@@ -325,3 +325,29 @@ func hammerSize(quick, full int) int {
 	}
 	return full
 }
+
+// checkRefused submits f to q in every way there is, and fails t unless
+// each submission is refused with exactly want, the package's own sentinel
+// error, not an error that only wraps it.
+func checkRefused(t *testing.T, q *taskqueue.Queue, want error, f func(context.Context) error) {
+	t.Helper()
+	ctx := t.Context()
+	if err := q.Go(func() { f(ctx) }); err != want {
+		t.Errorf("Go = %v; want %v", err, want)
+	}
+	if err := q.RunAsync(ctx, f).Err(); err != want {
+		t.Errorf("RunAsync: Err() = %v; want %v", err, want)
+	}
+	if err := q.RunBarrier(ctx, f).Err(); err != want {
+		t.Errorf("RunBarrier: Err() = %v; want %v", err, want)
+	}
+	if err := q.RunAfter(ctx, time.Second, f).Err(); err != want {
+		t.Errorf("RunAfter: Err() = %v; want %v", err, want)
+	}
+	if err := q.RunSync(ctx, f); err != want {
+		t.Errorf("RunSync = %v; want %v", err, want)
+	}
+	if _, err := taskqueue.RunSync(ctx, q, func(ctx context.Context) (int, error) { return 1, f(ctx) }); err != want {
+		t.Errorf("RunSync[int] = %v; want %v", err, want)
+	}
+}

@@ -279,23 +279,47 @@ func TestConcurrentQueueHistories(t *testing.T) {
 }
 
 func queueHistories(t *testing.T, limit int, newQueue func(...taskqueue.Option) *taskqueue.Queue) {
-	r := rand.New(rand.NewPCG(uint64(limit), 11))
+	checkHistories(t, rand.New(rand.NewPCG(uint64(limit), 11)), 1, queueModel(limit), func(i int) historySubject {
+		q := newQueue()
+		s := historySubject{run: func(ctx context.Context, _ int, f func(context.Context) error) *taskqueue.Handle {
+			return q.RunAsync(ctx, f)
+		}, close: q.Close}
+		if i%2 == 0 {
+			s.closeNow = q.CloseNow
+		}
+		return s
+	})
+}
+
+// A historySubject is what a history is recorded on: run submits a task
+// (to a key's lane), closeNow, if not nil, is called part-way, and close
+// ends the subject.
+type historySubject struct {
+	run      func(ctx context.Context, key int, f func(context.Context) error) *taskqueue.Handle
+	closeNow func() int
+	close    func() error
+}
+
+// checkHistories records historyRuns histories of tasks over keys lanes,
+// each on the i-th subject made by subject, and checks each against model;
+// it fails t if a history is not linearizable, or if too few came to a
+// verdict.
+func checkHistories(t *testing.T, r *rand.Rand, keys int, model porcupine.Model, subject func(i int) historySubject) {
+	t.Helper()
 	ops, checked := 0, 0
 	for i := range historyRuns() {
-		q := newQueue()
-		h, err := queueHistory(r, 3, historyTasks, 1, i%2 == 0,
-			func(ctx context.Context, _ int, f func(context.Context) error) *taskqueue.Handle {
-				return q.RunAsync(ctx, f)
-			},
-			q.CloseNow)
+		s := subject(i)
+		h, err := queueHistory(r, 3, historyTasks, keys, s.closeNow != nil, s.run, s.closeNow)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if checkHistory(t, queueModel(limit), h) {
+		if checkHistory(t, model, h) {
 			checked++
 		}
 		ops += len(h)
-		q.Close()
+		if err := s.close(); err != nil {
+			t.Fatal(err)
+		}
 	}
 	t.Logf("%d histories, %d operations, %d checked to a verdict", historyRuns(), ops, checked)
 	checkedEnough(t, checked, historyRuns())
@@ -304,26 +328,11 @@ func queueHistories(t *testing.T, limit int, newQueue func(...taskqueue.Option) 
 // TestKeyedLaneHistories: on keyed lanes over a target of limit 2, each
 // key's operations form a linearizable history of a serial queue.
 func TestKeyedLaneHistories(t *testing.T) {
-	r := rand.New(rand.NewPCG(5, 11))
-	ops, checked := 0, 0
-	for range historyRuns() {
+	checkHistories(t, rand.New(rand.NewPCG(5, 11)), 3, queueModel(1), func(int) historySubject {
 		target := taskqueue.NewConcurrent(2)
 		k := taskqueue.NewKeyed[int](target)
-		h, err := queueHistory(r, 3, historyTasks, 3, false,
-			func(ctx context.Context, key int, f func(context.Context) error) *taskqueue.Handle {
-				return k.RunAsync(ctx, key, f)
-			}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if checkHistory(t, queueModel(1), h) {
-			checked++
-		}
-		ops += len(h)
-		target.Close()
-	}
-	t.Logf("%d histories, %d operations, %d checked to a verdict", historyRuns(), ops, checked)
-	checkedEnough(t, checked, historyRuns())
+		return historySubject{run: k.RunAsync, close: target.Close}
+	})
 }
 
 // TestHistoryCheckCanFail: a history that breaks the model is found

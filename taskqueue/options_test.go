@@ -24,24 +24,17 @@ func TestMaxQueuedFailWhenFull(t *testing.T) {
 		release := block(t, q) // running: takes no room
 		q.RunAsync(t.Context(), nop)
 		q.RunAfter(t.Context(), time.Hour, nop) // delayed tasks take room too
-		if err := q.Go(func() {}); err != taskqueue.ErrQueueFull {
-			t.Errorf("Go = %v; want ErrQueueFull", err)
-		}
-		if err := q.RunAsync(t.Context(), nop).Err(); err != taskqueue.ErrQueueFull {
-			t.Errorf("RunAsync: Err() = %v; want ErrQueueFull", err)
-		}
-		if err := q.RunAfter(t.Context(), time.Second, nop).Err(); err != taskqueue.ErrQueueFull {
-			t.Errorf("RunAfter: Err() = %v; want ErrQueueFull", err)
-		}
-		if err := q.RunSync(t.Context(), nop); err != taskqueue.ErrQueueFull {
-			t.Errorf("RunSync = %v; want ErrQueueFull", err)
-		}
+		var ran atomic.Bool
+		checkRefused(t, q, taskqueue.ErrQueueFull, func(context.Context) error { ran.Store(true); return nil })
 		release()
 		synctest.Wait()
 		if err := q.Go(func() {}); err != nil {
 			t.Errorf("Go once room was made = %v; want nil", err)
 		}
 		q.Close()
+		if ran.Load() {
+			t.Error("a refused task ran")
+		}
 	})
 }
 

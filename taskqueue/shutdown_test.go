@@ -80,24 +80,7 @@ func TestCloseDrainsAndRejects(t *testing.T) {
 			t.Errorf("delayed task: Err() = %v; want nil", delayed.Err())
 		}
 		// Everything submitted after Close is refused, clearly.
-		if err := q.Go(func() {}); err != taskqueue.ErrClosed {
-			t.Errorf("Go = %v; want ErrClosed", err)
-		}
-		if err := q.RunAsync(t.Context(), count).Err(); err != taskqueue.ErrClosed {
-			t.Errorf("RunAsync: Err() = %v; want ErrClosed", err)
-		}
-		if err := q.RunBarrier(t.Context(), count).Err(); err != taskqueue.ErrClosed {
-			t.Errorf("RunBarrier: Err() = %v; want ErrClosed", err)
-		}
-		if err := q.RunAfter(t.Context(), time.Second, count).Err(); err != taskqueue.ErrClosed {
-			t.Errorf("RunAfter: Err() = %v; want ErrClosed", err)
-		}
-		if err := q.RunSync(t.Context(), count); err != taskqueue.ErrClosed {
-			t.Errorf("RunSync = %v; want ErrClosed", err)
-		}
-		if _, err := taskqueue.RunSync(t.Context(), q, func(context.Context) (int, error) { return 1, nil }); err != taskqueue.ErrClosed {
-			t.Errorf("RunSync[int] = %v; want ErrClosed", err)
-		}
+		checkRefused(t, q, taskqueue.ErrClosed, count)
 		if err := q.Close(); err != nil {
 			t.Errorf("second Close = %v; want nil", err)
 		}
