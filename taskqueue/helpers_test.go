@@ -55,14 +55,17 @@ func forEachKind(t *testing.T, test func(t *testing.T, k queueKind)) {
 type panics = testkit.Panics[*taskqueue.PanicError]
 
 // block submits tasks that take every slot of q until the returned function
-// is called, and waits until they run.
+// is called, each started before the next is submitted, so that they take no
+// room of a bounded queue; it fails t if q refuses one.
 func block(t *testing.T, q *taskqueue.Queue) (release func()) {
 	t.Helper()
 	gate := make(chan struct{})
 	for range q.Stats().Limit {
-		q.Go(func() { <-gate })
+		if err := q.Go(func() { <-gate }); err != nil {
+			t.Fatalf("a task to take a slot: Go = %v", err)
+		}
+		synctest.Wait()
 	}
-	synctest.Wait()
 	return func() { close(gate) }
 }
 
