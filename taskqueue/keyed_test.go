@@ -386,7 +386,7 @@ func TestKeyedStatsAcrossReuse(t *testing.T) {
 			hg := k.RunAsync(context.Background(), "a", func(context.Context) error { <-gate; return nil })
 			hs := k.RunAsync(context.Background(), "a", func(context.Context) error { return nil })
 			hf := k.RunAsync(context.Background(), "a", func(context.Context) error { return boom })
-			if err := k.Go("a", func() { panic("o4") }); err != nil {
+			if err := k.Go("a", func() { panic("in a task of the key") }); err != nil {
 				t.Fatal(err)
 			}
 			release := make(chan struct{})
