@@ -3,6 +3,8 @@ package taskqueue_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"log/slog"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -55,9 +57,34 @@ func TestWaitsThatWouldWaitForThemselvesPanic(t *testing.T) {
 		name: "Group.Wait for members on a sibling",
 		want: "Group.Wait from a task that holds the one slot of a serial queue that the queue it waits for runs on",
 		in: func(ctx context.Context, tr tree) {
-			g := taskqueue.NewGroup(context.Background(), tr.b)
-			g.Go(nop)
+			waitForOneMember(ctx, taskqueue.NewGroup(context.Background(), tr.b))
+		},
+	}, {
+		name: "Group.Wait for members on its own serial queue, made with the task's context",
+		want: "Group.Wait from a task of the serial queue it waits for",
+		in: func(ctx context.Context, tr tree) {
+			waitForOneMember(ctx, taskqueue.NewGroup(ctx, tr.a))
+		},
+	}, {
+		name: "Group.Wait for members on its own serial queue, made with another context",
+		want: "Group.Wait from a task of the serial queue it waits for",
+		in: func(ctx context.Context, tr tree) {
+			waitForOneMember(ctx, taskqueue.NewGroup(context.Background(), tr.a))
+		},
+	}, {
+		name: "Group.Wait from a member of the group, on a concurrent queue",
+		want: "Group.Wait from a member of the group",
+		in: func(ctx context.Context, tr tree) {
+			q := taskqueue.NewConcurrent(4)
+			defer q.Close()
+			g := taskqueue.NewGroup(ctx, q)
+			var msg any
+			g.Go(func(ctx context.Context) error {
+				msg = testkit.PanicValue(func() { g.Wait(ctx) })
+				return nil
+			})
 			g.Wait(ctx)
+			panic(msg)
 		},
 	}, {
 		name: "GroupOf.Wait for members on its own serial queue",
@@ -157,15 +184,20 @@ func TestWaitsThatWouldWaitForThemselvesPanic(t *testing.T) {
 
 type selfKey struct{}
 
-func nop(context.Context) error { return nil }
+// waitForOneMember adds a member to g and waits for it with ctx.
+func waitForOneMember(ctx context.Context, g *taskqueue.Group) {
+	g.Go(nop)
+	g.Wait(ctx)
+}
 
 // TestWaitsHoldTheirSlots: a task keeps its slots while it waits. On a
 // target of one slot that is not serial (NewConcurrent(1), whose limit may
 // change), a task of one child that waits for a sibling holds the slot the
 // sibling needs: the wait lasts until its context ends, exactly, and the
 // sibling's task runs after, on the slot the waiter gave back. Nothing is
-// lent to the awaited task meanwhile. The same holds for two tasks of a
-// concurrent queue of two slots that both wait for a third of the queue.
+// lent to the awaited task meanwhile. The same holds for the tasks of a
+// concurrent queue of one or two slots that all wait for a later task of
+// the queue; with a slot free, such a wait ends.
 func TestWaitsHoldTheirSlots(t *testing.T) {
 	waits := map[string]func(ctx context.Context, q *taskqueue.Queue, ran *atomic.Int64) error{
 		"Handle.Wait": func(ctx context.Context, q *taskqueue.Queue, ran *atomic.Int64) error {
@@ -218,62 +250,123 @@ func TestWaitsHoldTheirSlots(t *testing.T) {
 			})
 		})
 	}
-	t.Run("own concurrent queue", func(t *testing.T) {
+	// A queue lends no slot of its own: on a concurrent queue whose slots
+	// all wait for a later task of the queue, the awaited task does not start
+	// while they wait; waiter i gives up after i+1 seconds, the first freeing
+	// its slot at 1s, when the awaited task runs and the others see it done.
+	for _, limit := range []int{1, 2} {
+		t.Run(fmt.Sprintf("own queue of %d slots", limit), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				q := taskqueue.NewConcurrent(limit)
+				gate := make(chan struct{})
+				var awaited *taskqueue.Handle
+				var waiters []*taskqueue.Handle
+				start := time.Now()
+				for i := range limit {
+					waiters = append(waiters, q.RunAsync(context.Background(), func(ctx context.Context) error {
+						<-gate
+						ctx, cancel := context.WithTimeout(ctx, time.Duration(i+1)*time.Second)
+						defer cancel()
+						err := awaited.Wait(ctx)
+						if i == 0 && (!errors.Is(err, context.DeadlineExceeded) || time.Since(start) != time.Second) {
+							t.Errorf("the first Wait for a task of its own queue: %v after %v; want DeadlineExceeded after 1s", err, time.Since(start))
+						}
+						if i > 0 && (err != nil || time.Since(start) != time.Second) {
+							t.Errorf("Wait %d: %v after %v; want nil after 1s, once the first waiter freed its slot", i, err, time.Since(start))
+						}
+						return nil
+					}))
+				}
+				var ranAt atomic.Int64
+				awaited = q.RunAsync(context.Background(), func(context.Context) error {
+					ranAt.Store(int64(time.Since(start)))
+					return nil
+				})
+				close(gate)
+				for _, h := range append(waiters, awaited) {
+					if err := h.Wait(context.Background()); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if at := time.Duration(ranAt.Load()); at != time.Second {
+					t.Errorf("the awaited task ran at %v; want 1s, when the first wait gave up, and not while every slot of its queue waited", at)
+				}
+				q.Close()
+			})
+		})
+	}
+	// With a free slot, the wait for a later task of its own queue ends: the
+	// awaited task runs on the other slot.
+	t.Run("own queue with a free slot", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			q := taskqueue.NewConcurrent(2)
-			var ran atomic.Int64
-			var awaited *taskqueue.Handle
-			gate := make(chan struct{})
-			var errs [2]error
-			var waiters []*taskqueue.Handle
-			for i := range 2 {
-				waiters = append(waiters, q.RunAsync(context.Background(), func(ctx context.Context) error {
-					<-gate
-					ctx, cancel := context.WithTimeout(ctx, time.Duration(i+1)*time.Hour)
-					defer cancel()
-					errs[i] = awaited.Wait(ctx)
-					return nil
-				}))
-			}
-			awaited = q.RunAsync(context.Background(), func(context.Context) error { ran.Add(1); return nil })
-			close(gate)
-			for _, h := range waiters {
-				h.Wait(context.Background())
-			}
-			if !errors.Is(errs[0], context.DeadlineExceeded) || errs[1] != nil {
-				t.Errorf("the waits returned %v; want the first to end with its context, freeing its slot for the awaited task, and the second to see it done", errs)
+			var later *taskqueue.Handle
+			ready := make(chan struct{})
+			h := q.RunAsync(context.Background(), func(ctx context.Context) error {
+				<-ready
+				return later.Wait(ctx)
+			})
+			later = q.RunAsync(context.Background(), nop)
+			close(ready)
+			if err := h.Wait(context.Background()); err != nil {
+				t.Errorf("Wait for a later task of its own queue, with a free slot = %v; want nil", err)
 			}
 			q.Close()
 		})
 	})
 }
 
-// TestWorkOfADerivedContextRunsInPlace: the work of a task is told by a
-// context that is, or derives from, the task's. A task of a serial queue
-// that submits, with its context, a task of another queue and waits for it:
-// that task's RunSync on the first queue runs in the waiting task's place,
-// as the waiting task's own call would (it used to wait behind the task
-// until its context ended).
-func TestWorkOfADerivedContextRunsInPlace(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		serial := taskqueue.NewSerial()
-		other := taskqueue.NewConcurrent(2)
-		var inPlace bool
-		err := serial.RunSync(t.Context(), func(ctx context.Context) error {
-			return other.RunAsync(ctx, func(ctx context.Context) error {
-				return serial.RunSync(ctx, func(context.Context) error {
-					inPlace = true
+// TestWaitsWithAnotherContextLastUntilItEnds: a task is told by its
+// context; a wait that, from a task of a serial queue, waits for its own
+// queue with another context (here context.Background() with a deadline)
+// cannot be told from an outsider's, and lasts until that context is done,
+// exactly, without panicking: Handle.Wait, Group.Wait (of a group made with
+// either context), RunSync and Shutdown.
+func TestWaitsWithAnotherContextLastUntilItEnds(t *testing.T) {
+	cases := map[string]func(task context.Context, q *taskqueue.Queue, other context.Context) error{
+		"Handle.Wait": func(_ context.Context, q *taskqueue.Queue, other context.Context) error {
+			return q.RunAsync(context.Background(), nop).Wait(other)
+		},
+		"Group.Wait of a group made with another context": func(_ context.Context, q *taskqueue.Queue, other context.Context) error {
+			g := taskqueue.NewGroup(context.Background(), q)
+			g.Go(nop)
+			return g.Wait(other)
+		},
+		"Group.Wait of a group made with the task's context": func(task context.Context, q *taskqueue.Queue, other context.Context) error {
+			g := taskqueue.NewGroup(task, q)
+			g.Go(nop)
+			return g.Wait(other)
+		},
+		"RunSync": func(_ context.Context, q *taskqueue.Queue, other context.Context) error {
+			return q.RunSync(other, nop)
+		},
+		"Shutdown": func(_ context.Context, q *taskqueue.Queue, other context.Context) error {
+			return q.Shutdown(other)
+		},
+	}
+	defer slog.SetDefault(slog.Default())
+	slog.SetDefault(slog.New(slog.DiscardHandler)) // RunSync's warning of a slow wait
+	for name, wait := range cases {
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				q := taskqueue.NewSerial()
+				start := time.Now()
+				var msg any
+				var err error
+				h := q.RunAsync(context.Background(), func(task context.Context) error {
+					other, cancel := context.WithTimeout(context.Background(), time.Hour)
+					defer cancel()
+					msg = testkit.PanicValue(func() { err = wait(task, q, other) })
 					return nil
 				})
-			}).Wait(ctx)
+				if err := h.Wait(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+				if msg != nil || !errors.Is(err, context.DeadlineExceeded) || time.Since(start) != time.Hour {
+					t.Errorf("panicked with %v, returned %v after %v; want DeadlineExceeded after 1h, when the other context ended", msg, err, time.Since(start))
+				}
+				q.Close()
+			})
 		})
-		if err != nil || !inPlace {
-			t.Errorf("RunSync from a task that the serial queue's task waits for: %v, ran %v; want nil, true", err, inPlace)
-		}
-		if st := serial.Stats(); st.Completed != 2 {
-			t.Errorf("Completed = %d; want 2: the task and the function run in its place", st.Completed)
-		}
-		serial.Close()
-		other.Close()
-	})
+	}
 }

@@ -3,7 +3,6 @@ package taskqueue_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"runtime"
 	"slices"
 	"strconv"
@@ -17,6 +16,8 @@ import (
 	"github.com/taskqueue-go/taskqueue/taskqueue"
 )
 
+// TestApplyRunsEachOnce: Apply calls f once for each i in [0, n), for n from
+// 0 to ten thousand, on every kind of queue.
 func TestApplyRunsEachOnce(t *testing.T) {
 	forEachKind(t, func(t *testing.T, k queueKind) {
 		q := k.new()
@@ -107,12 +108,15 @@ func TestApplyBusyQueue(t *testing.T) {
 	})
 }
 
+// TestApplyPanic: a panic in f makes Apply panic in its caller with the
+// *PanicError, no iteration runs after Apply returned, and the queue goes
+// on.
 func TestApplyPanic(t *testing.T) {
 	forEachKind(t, func(t *testing.T, k queueKind) {
 		q := k.new()
 		var after atomic.Bool
 		var returned atomic.Bool
-		v := panicValue(func() {
+		v := testkit.PanicValue(func() {
 			taskqueue.Apply(t.Context(), q, 10_000, func(i int) {
 				if returned.Load() {
 					after.Store(true)
@@ -137,6 +141,7 @@ func TestApplyPanic(t *testing.T) {
 	})
 }
 
+// TestApplyGoexit: when f calls runtime.Goexit, so does Apply.
 func TestApplyGoexit(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		q := taskqueue.NewConcurrent(2)
@@ -158,6 +163,8 @@ func TestApplyGoexit(t *testing.T) {
 	})
 }
 
+// TestApplyContext: once Apply's context is done no chunk starts and Apply
+// returns ctx.Err(); with a context done already it calls f for no i.
 func TestApplyContext(t *testing.T) {
 	forEachKind(t, func(t *testing.T, k queueKind) {
 		q := k.new()
@@ -181,6 +188,9 @@ func TestApplyContext(t *testing.T) {
 	})
 }
 
+// TestApplyRefused: Apply returns ErrClosed on a closed queue, and
+// ErrQueueFull as RunAsync would when the caller cannot take part and the
+// full queue fails when full, and then calls f for no i.
 func TestApplyRefused(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		q := taskqueue.NewConcurrent(2)
@@ -189,28 +199,38 @@ func TestApplyRefused(t *testing.T) {
 		if err := taskqueue.Apply(t.Context(), q, 10, func(int) { ran = true }); err != taskqueue.ErrClosed || ran {
 			t.Errorf("Apply on a closed queue = %v, ran %v; want ErrClosed, nothing run", err, ran)
 		}
+		full := taskqueue.NewConcurrent(2, taskqueue.WithMaxQueued(1), taskqueue.WithFailWhenFull())
+		release := block(t, full) // the caller finds no free slot
+		full.Go(func() {})        // and no room for a helper
+		if err := taskqueue.Apply(t.Context(), full, 10, func(int) { ran = true }); err != taskqueue.ErrQueueFull || ran {
+			t.Errorf("Apply on a full queue that fails when full = %v, ran %v; want ErrQueueFull, nothing run", err, ran)
+		}
+		release()
+		full.Close()
 	})
 }
 
+// TestBulkMisuse: Apply and Map panic, naming the call, with a negative
+// count, a nil function or a nil or zero queue.
 func TestBulkMisuse(t *testing.T) {
 	ctx := context.Background()
 	q := taskqueue.NewSerial()
-	for _, c := range []struct {
-		name string
-		f    func()
-		want string
-	}{
+	var zero taskqueue.Queue
+	checkMisuses(t, []misuse{
 		{"Apply(-1)", func() { taskqueue.Apply(ctx, q, -1, func(int) {}) }, "taskqueue: Apply(-1): the count must not be negative"},
 		{"Apply(nil)", func() { taskqueue.Apply(ctx, q, 1, nil) }, "taskqueue: Apply with a nil function"},
 		{"Apply(nil queue)", func() { taskqueue.Apply(ctx, nil, 1, func(int) {}) }, "taskqueue: Apply with a nil queue"},
+		{"Apply on a zero Queue", func() { taskqueue.Apply(ctx, &zero, 3, func(int) {}) }, "taskqueue: use of a zero Queue; make one with NewSerial or NewConcurrent"},
 		{"Map(nil)", func() { taskqueue.Map[int, int](ctx, q, nil, nil) }, "taskqueue: Map with a nil function"},
-	} {
-		if got := fmt.Sprint(panicValue(c.f)); got != c.want {
-			t.Errorf("%s panicked with %q; want %q", c.name, got, c.want)
-		}
-	}
+		{"Map(nil queue)", func() {
+			taskqueue.Map(ctx, nil, []int{1}, func(context.Context, int) (int, error) { return 0, nil })
+		}, "taskqueue: Map with a nil queue"},
+	})
+	q.Close()
 }
 
+// TestMapInOrder: Map returns the results in the order of the items, on
+// every kind of queue.
 func TestMapInOrder(t *testing.T) {
 	forEachKind(t, func(t *testing.T, k queueKind) {
 		items := make([]int, 5000)

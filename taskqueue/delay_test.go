@@ -2,9 +2,7 @@ package taskqueue_test
 
 import (
 	"context"
-	"fmt"
 	"math/rand/v2"
-	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -12,9 +10,13 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/taskqueue-go/taskqueue/internal/testkit"
 	"github.com/taskqueue-go/taskqueue/taskqueue"
 )
 
+// TestRunAfterNeverStartsEarly: a delayed task starts exactly when it comes
+// due, not a nanosecond before, and leaves no timer behind; the typed
+// RunAfter gives its value.
 func TestRunAfterNeverStartsEarly(t *testing.T) {
 	forEachKind(t, func(t *testing.T, k queueKind) {
 		q := k.new()
@@ -47,8 +49,12 @@ func TestRunAfterNeverStartsEarly(t *testing.T) {
 	})
 }
 
-// TestRunAfterDueOrder checks that delayed tasks on a serial queue start in
-// due order, and in submission order when they come due together.
+// TestRunAfterDueOrder: on a serial queue, delayed tasks start in the order
+// they come due, in submission order when they come due together, none
+// early, and a task with d <= 0 is RunAsync: it starts at once, in its turn,
+// and is never counted as delayed. The due times are durations on the
+// monotonic clock: keyed by wall-clock nanoseconds, a step of the wall clock
+// would reorder them.
 func TestRunAfterDueOrder(t *testing.T) {
 	for _, k := range kinds {
 		if !k.serial {
@@ -62,26 +68,41 @@ func TestRunAfterDueOrder(t *testing.T) {
 					delay time.Duration
 					n     int
 				}
+				type start struct {
+					n  int
+					at time.Duration
+				}
 				var subs []sub
 				var mu sync.Mutex
-				var order []int
+				var started []start
+				t0 := time.Now()
+				delayed := 0
 				for n := range 200 {
-					d := time.Duration(r.IntN(20)+1) * time.Second // many equal delays
-					subs = append(subs, sub{d, n})
+					d := time.Duration(r.IntN(23)-2) * time.Second // many equal delays, some <= 0
+					if d > 0 {
+						delayed++
+					}
+					subs = append(subs, sub{max(d, 0), n})
 					q.RunAfter(t.Context(), d, func(context.Context) error {
 						mu.Lock()
 						defer mu.Unlock()
-						order = append(order, n)
+						started = append(started, start{n, time.Since(t0)})
 						return nil
 					})
+				}
+				if s := q.Stats(); s.Delayed != delayed {
+					t.Errorf("Stats().Delayed = %d; want the %d tasks with d > 0", s.Delayed, delayed)
 				}
 				if err := q.Close(); err != nil {
 					t.Fatal(err)
 				}
 				slices.SortStableFunc(subs, func(a, b sub) int { return int(a.delay - b.delay) })
 				for i, s := range subs {
-					if order[i] != s.n {
-						t.Fatalf("task %d started %dth; want task %d (due order, then submission order)", order[i], i, s.n)
+					if started[i].n != s.n {
+						t.Fatalf("task %d started %dth; want task %d (due order, then submission order)", started[i].n, i, s.n)
+					}
+					if started[i].at != s.delay {
+						t.Errorf("task %d started after %v; want %v", s.n, started[i].at, s.delay)
 					}
 				}
 			})
@@ -89,13 +110,19 @@ func TestRunAfterDueOrder(t *testing.T) {
 	}
 }
 
+// TestRunAfterCancelLeavesTheTimer: a canceled delayed task leaves the
+// queue's timer and its room in a bounded queue at once, completes with
+// context.Canceled, and never runs.
 func TestRunAfterCancelLeavesTheTimer(t *testing.T) {
 	forEachKind(t, func(t *testing.T, k queueKind) {
-		q := k.new()
+		q := k.new(taskqueue.WithMaxQueued(2), taskqueue.WithFailWhenFull())
 		ran := false
 		run := func(context.Context) error { ran = true; return nil }
 		early := q.RunAfter(t.Context(), time.Minute, run)
 		late := q.RunAfter(t.Context(), time.Hour, run)
+		if err := q.Go(func() {}); err != taskqueue.ErrQueueFull {
+			t.Errorf("Go on a queue full of delayed tasks = %v; want ErrQueueFull", err)
+		}
 		if !early.Cancel() {
 			t.Fatal("Cancel of a delayed task = false; want true")
 		}
@@ -111,22 +138,26 @@ func TestRunAfterCancelLeavesTheTimer(t *testing.T) {
 		if early.Err() != context.Canceled || late.Err() != context.Canceled {
 			t.Errorf("Err() = %v, %v; want Canceled twice", early.Err(), late.Err())
 		}
+		if err := q.Go(func() {}); err != nil {
+			t.Errorf("Go once the delayed tasks were canceled = %v; want nil: their room is free at once", err)
+		}
 		time.Sleep(2 * time.Hour)
 		synctest.Wait()
 		if ran {
 			t.Error("a canceled delayed task ran")
 		}
-		if s := q.Stats(); s.Delayed != 0 || s.Canceled != 2 {
-			t.Errorf("Stats() = %+v; want 0 delayed, 2 canceled", s)
+		if s := q.Stats(); s.Delayed != 0 || s.Canceled != 2 || s.Completed != 1 || s.Rejected != 1 {
+			t.Errorf("Stats() = %+v; want 0 delayed, 2 canceled, 1 completed, 1 rejected", s)
 		}
 	})
 }
 
-// TestRunAfterContextWatched checks that a delayed task whose context ends
-// leaves the queue at once, without anyone waiting on its handle.
+// TestRunAfterContextWatched: a delayed task whose context ends leaves the
+// queue's timer and its room in a bounded queue at once, without anyone
+// waiting on its handle.
 func TestRunAfterContextWatched(t *testing.T) {
 	forEachKind(t, func(t *testing.T, k queueKind) {
-		q := k.new()
+		q := k.new(taskqueue.WithMaxQueued(1), taskqueue.WithFailWhenFull())
 		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 		defer cancel()
 		h := q.RunAfter(ctx, time.Hour, func(context.Context) error { return nil })
@@ -138,6 +169,9 @@ func TestRunAfterContextWatched(t *testing.T) {
 		if q.HasTimer() {
 			t.Error("queue keeps its timer for a task whose context ended")
 		}
+		if err := q.Go(func() {}); err != nil {
+			t.Errorf("Go once the delayed task's context ended = %v; want nil: its room is free", err)
+		}
 	})
 }
 
@@ -145,7 +179,7 @@ func TestRunAfterContextWatched(t *testing.T) {
 func TestRunAfterHoldsNoGoroutine(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		q := taskqueue.NewConcurrent(4)
-		before := bubbleGoroutines()
+		before := testkit.BubbleGoroutines()
 		var ran atomic.Int32
 		for i := range 1000 {
 			q.RunAfter(t.Context(), time.Duration(i+1)*time.Millisecond, func(context.Context) error {
@@ -154,7 +188,7 @@ func TestRunAfterHoldsNoGoroutine(t *testing.T) {
 			})
 		}
 		synctest.Wait()
-		if after := bubbleGoroutines(); after != before {
+		if after := testkit.BubbleGoroutines(); after != before {
 			t.Errorf("%d goroutines with 1000 delayed tasks; want %d, as before", after, before)
 		}
 		q.Close()
@@ -164,106 +198,14 @@ func TestRunAfterHoldsNoGoroutine(t *testing.T) {
 	})
 }
 
-// TestRunAfterCompaction cancels most of many delayed tasks in random order
-// and checks that the rest run, in due order, and nothing canceled does.
-func TestRunAfterCompaction(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		q := taskqueue.NewSerial()
-		r := rand.New(rand.NewPCG(7, 8))
-		var mu sync.Mutex
-		var order []time.Duration
-		handles := map[int]*taskqueue.Handle{}
-		delays := map[int]time.Duration{}
-		for i := range 2000 {
-			d := time.Duration(r.IntN(100000)+1) * time.Millisecond
-			delays[i] = d
-			handles[i] = q.RunAfter(t.Context(), d, func(context.Context) error {
-				mu.Lock()
-				defer mu.Unlock()
-				order = append(order, d)
-				return nil
-			})
-		}
-		var kept []time.Duration
-		for i := range 2000 {
-			if r.IntN(10) < 8 {
-				if !handles[i].Cancel() {
-					t.Fatalf("Cancel(%d) = false", i)
-				}
-			} else {
-				kept = append(kept, delays[i])
-			}
-		}
-		if s := q.Stats(); s.Delayed != len(kept) {
-			t.Errorf("Stats().Delayed = %d; want %d", s.Delayed, len(kept))
-		}
-		q.Close()
-		slices.Sort(kept)
-		if !slices.Equal(order, kept) {
-			t.Errorf("ran %d tasks; want the %d kept ones, in due order", len(order), len(kept))
-		}
+// TestRunAfterMisuse: RunAfter and the typed RunAfter panic with a nil
+// function.
+func TestRunAfterMisuse(t *testing.T) {
+	ctx := context.Background()
+	q := taskqueue.NewSerial()
+	checkMisuses(t, []misuse{
+		{"RunAfter(nil)", func() { q.RunAfter(ctx, 1, nil) }, "taskqueue: RunAfter with a nil function"},
+		{"RunAfter[int](nil)", func() { taskqueue.RunAfter[int](ctx, q, 1, nil) }, "taskqueue: RunAfter with a nil function"},
 	})
-}
-
-// TestDefaultQueuesAcrossBubbles uses the default queues in one synctest
-// bubble after another, which works only if they keep no channel, timer or
-// goroutine between uses.
-func TestDefaultQueuesAcrossBubbles(t *testing.T) {
-	for i := range 3 {
-		t.Run(fmt.Sprint(i), func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				for _, q := range []*taskqueue.Queue{taskqueue.DefaultSerial(), taskqueue.DefaultConcurrent()} {
-					h := q.RunAfter(t.Context(), time.Second, func(context.Context) error { return nil })
-					v, err := taskqueue.RunSync(t.Context(), q, func(context.Context) (int, error) { return i, nil })
-					if v != i || err != nil {
-						t.Errorf("RunSync = %v, %v; want %d, nil", v, err, i)
-					}
-					if err := h.Wait(t.Context()); err != nil {
-						t.Errorf("Wait = %v", err)
-					}
-					q.Go(func() {})
-					canceled := q.RunAfter(t.Context(), time.Hour, func(context.Context) error { return nil })
-					canceled.Cancel()
-				}
-				synctest.Wait()
-			})
-		})
-	}
-}
-
-func TestDefaultQueues(t *testing.T) {
-	var wg sync.WaitGroup
-	got := make([]*taskqueue.Queue, 16)
-	for i := range got {
-		wg.Go(func() {
-			if i%2 == 0 {
-				got[i] = taskqueue.DefaultSerial()
-			} else {
-				got[i] = taskqueue.DefaultConcurrent()
-			}
-		})
-	}
-	wg.Wait()
-	for i, q := range got {
-		if q != got[i%2] {
-			t.Fatalf("concurrent first use made two default queues")
-		}
-	}
-	if got[0].Stats().Limit != 1 || got[1].Stats().Limit != runtime.GOMAXPROCS(0) {
-		t.Errorf("limits %d, %d; want 1, GOMAXPROCS", got[0].Stats().Limit, got[1].Stats().Limit)
-	}
-	for name, f := range map[string]func(){
-		"Close":    func() { taskqueue.DefaultSerial().Close() },
-		"Shutdown": func() { taskqueue.DefaultConcurrent().Shutdown(context.Background()) },
-		"CloseNow": func() { taskqueue.DefaultSerial().CloseNow() },
-	} {
-		call := name
-		if name == "Close" {
-			call = "Shutdown"
-		}
-		want := "taskqueue: " + call + " of a default queue, which is shared"
-		if got := fmt.Sprint(panicValue(f)); got != want {
-			t.Errorf("%s panicked with %q; want %q", name, got, want)
-		}
-	}
+	q.Close()
 }

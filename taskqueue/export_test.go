@@ -101,3 +101,11 @@ func (p *GroupProbe) Counts() (q, r int, canceled, done bool) {
 
 // Member is a started member, for the model test.
 type Member = *member
+
+// QueuedAtCancel returns how many members of g had not started at the
+// instant g was canceled: those never run.
+func (g *Group) QueuedAtCancel() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.queuedAt
+}

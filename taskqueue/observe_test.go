@@ -7,8 +7,10 @@ import (
 	"log/slog"
 	"runtime"
 	"runtime/pprof"
+	"runtime/trace"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -135,9 +137,102 @@ func TestPanicReportNamesTheQueue(t *testing.T) {
 		t.Errorf("Err = %v; want a *PanicError from assets, in one line", err)
 	}
 	out := buf.String()
-	for _, want := range []string{`"queue":"assets"`, `"panic":"corrupt file"`, `"panic":"from Go"`, `"level":"ERROR"`} {
+	for _, want := range []string{`"queue":"assets"`, `"panic":"corrupt file"`, `"panic":"from Go"`, `"level":"ERROR"`, `"stack":"goroutine `} {
 		if !strings.Contains(out, want) {
 			t.Errorf("slog output %s lacks %s", out, want)
 		}
 	}
+}
+
+// TestTaskTraceRegions: with runtime/trace on, each task of a named queue
+// is a trace region of the queue's name.
+func TestTaskTraceRegions(t *testing.T) {
+	var buf bytes.Buffer
+	if err := trace.Start(&buf); err != nil {
+		t.Skipf("no trace here: %v", err)
+	}
+	q := taskqueue.NewConcurrent(2, taskqueue.WithName("asset-loader"))
+	for range 3 {
+		q.Go(func() {})
+		q.RunAsync(context.Background(), nop)
+	}
+	q.Close()
+	trace.Stop()
+	if !bytes.Contains(buf.Bytes(), []byte("asset-loader")) {
+		t.Error("the trace holds no region named for the queue")
+	}
+}
+
+// onceObserver's TaskStarted panics, or calls runtime.Goexit, for the first
+// task it sees, and does nothing after.
+type onceObserver struct {
+	goexit bool
+	done   atomic.Bool
+}
+
+func (o *onceObserver) TaskStarted(*taskqueue.Queue) {
+	if o.done.Swap(true) {
+		return
+	}
+	if o.goexit {
+		runtime.Goexit()
+	}
+	panic("in TaskStarted")
+}
+
+func (o *onceObserver) TaskEnded(*taskqueue.Queue, time.Duration, error) {}
+
+// TestObserverPanicOrGoexitIsTheTasks: a panic in an Observer's TaskStarted
+// is the task's own, and so is a runtime.Goexit there: the task's function
+// does not run, its handle completes with the *PanicError or ErrGoexit,
+// Stats counts it as Panicked or Failed, and the queue goes on.
+func TestObserverPanicOrGoexitIsTheTasks(t *testing.T) {
+	for _, goexit := range []bool{false, true} {
+		synctest.Test(t, func(t *testing.T) {
+			q := taskqueue.NewSerial(taskqueue.WithObserver(&onceObserver{goexit: goexit}))
+			ran := false
+			err := q.RunAsync(t.Context(), func(context.Context) error { ran = true; return nil }).Wait(t.Context())
+			var pe *taskqueue.PanicError
+			switch {
+			case ran:
+				t.Error("the task ran after its TaskStarted panicked or called Goexit")
+			case goexit && err != taskqueue.ErrGoexit:
+				t.Errorf("Goexit in TaskStarted: Wait = %v; want ErrGoexit", err)
+			case !goexit && (!errors.As(err, &pe) || pe.Value != "in TaskStarted"):
+				t.Errorf("panic in TaskStarted: Wait = %v; want its *PanicError", err)
+			}
+			if err := q.RunSync(t.Context(), nop); err != nil {
+				t.Errorf("RunSync after = %v; want nil: the queue goes on", err)
+			}
+			q.Close()
+			want := taskqueue.Stats{Limit: 1, Completed: 2, Succeeded: 1, Panicked: 1}
+			if goexit {
+				want.Panicked, want.Failed = 0, 1
+			}
+			if got := q.Stats(); got != want {
+				t.Errorf("Stats() = %+v; want %+v", got, want)
+			}
+		})
+	}
+}
+
+// TestPanicHandlerGoexitPassesTheSlotOn: a panic handler that calls
+// runtime.Goexit ends its goroutine, and the task's slot passes on, as for
+// a task that calls it: the queue runs its next task.
+func TestPanicHandlerGoexitPassesTheSlotOn(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := taskqueue.NewSerial(taskqueue.WithPanicHandler(func(*taskqueue.PanicError) { runtime.Goexit() }))
+		q.Go(func() { panic("reported") })
+		var ran atomic.Bool
+		q.Go(func() { ran.Store(true) })
+		if err := q.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if !ran.Load() {
+			t.Error("the task after the one whose panic handler called Goexit did not run")
+		}
+		if st := q.Stats(); st.Completed != 2 || st.Panicked != 1 || st.Succeeded != 1 {
+			t.Errorf("Stats() = %+v; want 2 completed: 1 panicked, 1 succeeded", st)
+		}
+	})
 }

@@ -46,6 +46,8 @@ func TestThenHoldsNoSlot(t *testing.T) {
 	})
 }
 
+// TestThenTyped: a chain of 100 typed continuations over two queues hands
+// the value on, and a continuation of a task already done runs all the same.
 func TestThenTyped(t *testing.T) {
 	forEachKind(t, func(t *testing.T, k queueKind) {
 		ctx := t.Context()
@@ -70,11 +72,15 @@ func TestThenTyped(t *testing.T) {
 }
 
 // A failed task does not run its continuation, which takes its error.
+// TestThenAfterFailure: a continuation runs only after its task returned
+// nil; after a task that failed, panicked, was canceled or never accepted,
+// it completes with that task's error, and one whose queue is closed when
+// its task returns completes with ErrClosed; none of them runs.
 func TestThenAfterFailure(t *testing.T) {
 	forEachKind(t, func(t *testing.T, k queueKind) {
 		ctx := t.Context()
 		var p panics
-		q := k.new(p.handler())
+		q := k.new(taskqueue.WithPanicHandler(p.Add))
 		errBoom := errors.New("boom")
 		var ran atomic.Int32
 		cont := func(context.Context) error { ran.Add(1); return nil }
@@ -82,12 +88,17 @@ func TestThenAfterFailure(t *testing.T) {
 		if err := failed.Then(ctx, q, cont).Wait(ctx); err != errBoom {
 			t.Errorf("continuation of a failed task: Wait() = %v; want boom", err)
 		}
+		typed := taskqueue.RunAsync(ctx, q, func(context.Context) (int, error) { return 3, errBoom })
+		next := taskqueue.Then(ctx, typed, q, func(context.Context, int) (int, error) { ran.Add(1); return 1, nil })
+		if v, err := next.Wait(ctx); v != 0 || err != errBoom {
+			t.Errorf("typed continuation of a failed task: Wait() = %v, %v; want 0, boom", v, err)
+		}
 		panicked := q.RunAsync(ctx, func(context.Context) error { panic("x") })
 		var pe *taskqueue.PanicError
 		if err := panicked.Then(ctx, q, cont).Wait(ctx); !errors.As(err, &pe) {
 			t.Errorf("continuation of a panicked task: Wait() = %v; want the *PanicError", err)
 		}
-		p.take()
+		p.Take()
 		release := block(t, q)
 		canceled := q.RunAsync(ctx, func(context.Context) error { return nil })
 		chained := canceled.Then(ctx, q, cont).Then(ctx, q, cont)
@@ -96,6 +107,15 @@ func TestThenAfterFailure(t *testing.T) {
 			t.Errorf("continuation of a continuation of a canceled task: Wait() = %v; want context.Canceled", err)
 		}
 		release()
+		closing := k.new()
+		gate := make(chan struct{})
+		first := q.RunAsync(ctx, func(context.Context) error { <-gate; return nil })
+		onClosed := first.Then(ctx, closing, cont)
+		closing.Close()
+		close(gate)
+		if err := onClosed.Wait(ctx); err != taskqueue.ErrClosed {
+			t.Errorf("continuation on a queue closed before its task returned: Wait() = %v; want ErrClosed", err)
+		}
 		q.Close()
 		if err := q.RunAsync(ctx, cont).Then(ctx, q, cont).Wait(ctx); !errors.Is(err, taskqueue.ErrClosed) {
 			t.Errorf("continuation of a refused task: Wait() = %v; want ErrClosed", err)
@@ -106,6 +126,9 @@ func TestThenAfterFailure(t *testing.T) {
 	})
 }
 
+// TestThenCancel: a continuation canceled, or whose context ends, while it
+// waits for its task never runs, nor one canceled once queued; Stats counts
+// them.
 func TestThenCancel(t *testing.T) {
 	forEachKind(t, func(t *testing.T, k queueKind) {
 		ctx := t.Context()
@@ -156,27 +179,25 @@ func TestThenCancel(t *testing.T) {
 	})
 }
 
+// TestThenMisuse: Then panics with a nil queue, function or Future, and on a
+// nil or zero Handle.
 func TestThenMisuse(t *testing.T) {
 	ctx := context.Background()
 	q := taskqueue.NewSerial()
-	h := q.RunAsync(ctx, func(context.Context) error { return nil })
+	h := q.RunAsync(ctx, nop)
 	f := taskqueue.RunAsync(ctx, q, func(context.Context) (int, error) { return 0, nil })
-	for _, c := range []struct {
-		name string
-		f    func()
-		want string
-	}{
-		{"Then(nil queue)", func() { h.Then(ctx, nil, func(context.Context) error { return nil }) }, "taskqueue: Handle.Then with a nil queue"},
+	var zero taskqueue.Handle
+	checkMisuses(t, []misuse{
+		{"Then(nil queue)", func() { h.Then(ctx, nil, nop) }, "taskqueue: Handle.Then with a nil queue"},
 		{"Then(nil func)", func() { h.Then(ctx, q, nil) }, "taskqueue: Handle.Then with a nil function"},
+		{"Then on a nil Handle", func() { (*taskqueue.Handle)(nil).Then(ctx, q, nop) }, "taskqueue: Handle.Then on a nil Handle"},
+		{"Then on a zero Handle", func() { zero.Then(ctx, q, nop) },
+			"taskqueue: use of a zero Handle; handles are made by a queue's RunAsync, RunAfter and RunBarrier"},
 		{"generic Then(nil func)", func() { taskqueue.Then[int, int](ctx, f, q, nil) }, "taskqueue: Then with a nil function"},
 		{"generic Then(nil future)", func() {
 			taskqueue.Then(ctx, nil, q, func(context.Context, int) (int, error) { return 0, nil })
 		}, "taskqueue: Then with a nil Future"},
-	} {
-		if got := fmt.Sprint(panicValue(c.f)); got != c.want {
-			t.Errorf("%s panicked with %q; want %q", c.name, got, c.want)
-		}
-	}
+	})
 	q.Close()
 }
 

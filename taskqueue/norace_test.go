@@ -1,5 +1,0 @@
-//go:build !race
-
-package taskqueue_test
-
-const raceEnabled = false
