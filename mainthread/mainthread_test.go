@@ -122,22 +122,45 @@ func busyMain(t *testing.T) (release func()) {
 	return func() { close(gate) }
 }
 
+// TestCallContextBoundsTheWait: a caller bounds its wait with a context:
+// one that ends while the call waits for a busy main thread makes the call
+// return ctx.Err(), and the call never runs; a context done already runs
+// nothing.
 func TestCallContextBoundsTheWait(t *testing.T) {
 	release := busyMain(t)
 	ran := false
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
-	defer cancel()
-	if err := taskqueue.RunSyncOnMainThread(ctx, func() { ran = true }); err != context.DeadlineExceeded {
-		t.Errorf("CallContext on a busy main thread = %v; want DeadlineExceeded", err)
+	ctx := endsOnWatch()
+	if err := taskqueue.RunSyncOnMainThread(ctx, func() { ran = true }); err != context.Canceled {
+		t.Errorf("RunSyncOnMainThread whose context ended while it waited = %v; want context.Canceled", err)
 	}
 	release()
 	taskqueue.RunSyncOnMainThread(bg, func() {}) // the canceled call was skipped by now
 	if ran {
 		t.Error("a canceled call ran")
 	}
-	if err := taskqueue.RunSyncOnMainThread(ctx, func() {}); err != context.DeadlineExceeded {
-		t.Errorf("CallContext with a done context = %v; want DeadlineExceeded", err)
+	if err := taskqueue.RunSyncOnMainThread(ctx, func() {}); err != context.Canceled {
+		t.Errorf("RunSyncOnMainThread with a done context = %v; want context.Canceled", err)
 	}
+}
+
+// endsOnWatch returns a context that is canceled the first time its Done
+// channel is asked for. A caller asks for it once, as it readies the wait
+// for its call, after it has checked the context (a done context runs
+// nothing) and before it waits: the context ends then, as a deadline that
+// passes while the call waits would, exactly and with no clock.
+func endsOnWatch() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &watchedContext{Context: ctx, cancel: cancel}
+}
+
+type watchedContext struct {
+	context.Context
+	cancel context.CancelFunc
+}
+
+func (c *watchedContext) Done() <-chan struct{} {
+	c.cancel()
+	return c.Context.Done()
 }
 
 // TestAbandonedCallPanicGoesToTheHandler: a caller that stops waiting while
@@ -208,18 +231,15 @@ func TestRunOffTheMainGoroutinePanics(t *testing.T) {
 	}
 }
 
+// TestTimersAndCoroutineFramesOfTheMainLoom: Run wakes for a timer of the
+// main loom when it falls due, and runs it on the main thread.
 func TestTimersAndCoroutineFramesOfTheMainLoom(t *testing.T) {
-	done := make(chan bool)
+	done := make(chan bool, 1)
 	taskqueue.RunAsyncOnMainThread(func() {
 		mainthread.Loom().PostAfter(5*time.Millisecond, func() { done <- mainthread.IsMain() })
 	})
-	select {
-	case onMain := <-done:
-		if !onMain {
-			t.Error("a timer of the main loom ran off the main goroutine")
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("a timer of the main loom did not run: Run does not wake for timers")
+	if onMain := receive(t, done, "the run of a timer of the main loom (Run does not wake for timers?)"); !onMain {
+		t.Error("a timer of the main loom ran off the main goroutine")
 	}
 }
 
@@ -255,10 +275,13 @@ func TestShutdownWithCallersWaiting(t *testing.T) {
 }
 
 // runScenarioProcess runs this test binary again on the scenario name (see
-// TestMain), giving up after a minute: a hang is a failure.
+// TestMain) and returns what it printed. A child that hangs is killed a
+// little before the test binary's deadline (beforeDeadline), so that the
+// test fails with the child's output rather than the binary ending, and no
+// child outlives it.
 func runScenarioProcess(t *testing.T, name string) (string, error) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := beforeDeadline(t)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), scenarioEnv+"="+name)
@@ -294,13 +317,9 @@ func TestMainLoomCoroutines(t *testing.T) {
 			done <- r
 		})
 	})
-	select {
-	case r := <-done:
-		if !r.isMain || !r.onMain || r.frames != 3 {
-			t.Errorf("in a main-loom coroutine: IsMain %v, on the main thread %v, after %d frames; want true, true, 3", r.isMain, r.onMain, r.frames)
-		}
-	case <-time.After(time.Minute):
-		t.Fatal("the coroutine never resumed: Run does not run frames for coroutines")
+	r := receive(t, done, "the resume of a coroutine of the main loom (Run does not run frames for coroutines?)")
+	if !r.isMain || !r.onMain || r.frames != 3 {
+		t.Errorf("in a main-loom coroutine: IsMain %v, on the main thread %v, after %d frames; want true, true, 3", r.isMain, r.onMain, r.frames)
 	}
 }
 

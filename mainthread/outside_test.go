@@ -231,14 +231,15 @@ func TestOutsideOptionPanics(t *testing.T) {
 	}
 }
 
-// Timers of the main loom run on the main thread once due.
+// Timers of the main loom run on the main thread once due. The wait has
+// no bound of its own (see beforeDeadline).
 func TestOutsideMainLoomTimer(t *testing.T) {
 	onMain := make(chan bool, 1)
 	tm := mainthread.Loom().PostAfter(5*time.Millisecond, func() { onMain <- mainthread.IsMain() })
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := beforeDeadline(t)
 	defer cancel()
 	if err := loom.Await(ctx, tm); err != nil {
-		t.Fatal(err)
+		t.Fatalf("waiting for a timer of the main loom: %v", err)
 	}
 	if !<-onMain {
 		t.Errorf("main loom timer ran off the main thread")
