@@ -16,9 +16,14 @@ import (
 // TestMain runs the tests under Run, so that the main thread serves them;
 // the tests run on other goroutines. A test that needs a fresh process (to
 // watch the main loop stop) runs this binary again with a scenario in the
-// environment.
+// environment: a program of scenario_test.go, or, for notServedScenario,
+// the tests that -test.run names, with nothing serving the main thread.
 func TestMain(m *testing.M) {
-	if s := os.Getenv(scenarioEnv); s != "" {
+	switch s := os.Getenv(scenarioEnv); s {
+	case "":
+	case notServedScenario:
+		goleak.VerifyTestMain(m, testkit.LeakOptions()...) // nothing serves the main thread
+	default:
 		os.Exit(runScenario(s))
 	}
 	mainthread.Run(func() {

@@ -3,16 +3,19 @@
 package mainthread_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"log"
+	"log/slog"
 	"os"
 	"os/exec"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/taskqueue-go/taskqueue/loom"
@@ -279,11 +282,17 @@ func TestShutdownWithCallersWaiting(t *testing.T) {
 // little before the test binary's deadline (beforeDeadline), so that the
 // test fails with the child's output rather than the binary ending, and no
 // child outlives it.
-func runScenarioProcess(t *testing.T, name string) (string, error) {
+//
+// The child runs the scenario's program, given args "-test.run=^$"; with
+// other args, for notServedScenario, the tests they name.
+func runScenarioProcess(t *testing.T, name string, args ...string) (string, error) {
 	t.Helper()
 	ctx, cancel := beforeDeadline(t)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^$")
+	if len(args) == 0 {
+		args = []string{"-test.run=^$"}
+	}
+	cmd := exec.CommandContext(ctx, os.Args[0], args...)
 	cmd.Env = append(os.Environ(), scenarioEnv+"="+name)
 	out, err := cmd.CombinedOutput()
 	return string(out), err
@@ -361,4 +370,110 @@ func TestRunWhileServingPanics(t *testing.T) {
 	if want := "mainthread: Run called while Run serves the main thread: it serves once per process"; fmt.Sprint(v) != want {
 		t.Errorf("Run while serving panicked with %v; want %q", v, want)
 	}
+}
+
+// TestOwnFrameLoopServesWithoutRun runs a program with a frame loop of its
+// own on the main thread, which updates the main loom instead of calling
+// Run and sleeps until the wake function it gave the loom is called: a
+// Call and a RunAsyncOnMainThread from another goroutine wake it, and run
+// on the main thread.
+func TestOwnFrameLoopServesWithoutRun(t *testing.T) {
+	out, err := runScenarioProcess(t, "frameloop")
+	if err != nil {
+		t.Fatalf("scenario failed: %v\n%s", err, out)
+	}
+	if want := "a call ran on the main thread: true (<nil>); a post: true (<nil>)"; !strings.Contains(out, want) {
+		t.Errorf("scenario output lacks %q:\n%s", want, out)
+	}
+}
+
+// TestRunOptions runs a program that calls Run with WithFrameInterval(an
+// hour) and WithSpin(0): posted work and a due timer run at once, and the
+// loop runs no frame they do not bring, while a coroutine waits for every
+// frame; no caller polls for its outcome.
+func TestRunOptions(t *testing.T) {
+	out, err := runScenarioProcess(t, "options")
+	if err != nil {
+		t.Fatalf("scenario failed: %v\n%s", err, out)
+	}
+	for _, want := range []string{"20 calls ran, 20 of their callers went to wait", "(at most 3: true)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("scenario output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// TestNotServedWarnsOnceAndWaits: in a program that imports this package
+// but serves no main thread, work for it waits; once it has waited five
+// seconds with no frame run, a warning that says how to serve the main
+// thread goes to log/slog's default logger, once per process; a frame,
+// when one comes, runs the work. The test runs in a child process whose
+// main thread nothing serves, and there in a synctest bubble, where the
+// seconds pass at once; a goroutine of the bubble runs the frame at last.
+func TestNotServedWarnsOnceAndWaits(t *testing.T) {
+	if os.Getenv(scenarioEnv) != notServedScenario {
+		out, err := runScenarioProcess(t, notServedScenario, "-test.run=^TestNotServedWarnsOnceAndWaits$", "-test.v")
+		if err != nil || !strings.Contains(out, "--- PASS: TestNotServedWarnsOnceAndWaits") {
+			t.Fatalf("in a program whose main thread nothing serves: %v\n%s", err, out)
+		}
+		return
+	}
+	synctest.Test(t, func(t *testing.T) {
+		var log syncBuffer // written by the timer's goroutine
+		slog.SetDefault(slog.New(slog.NewTextHandler(&log, nil)))
+		warnings := func() int { return strings.Count(log.String(), "nothing serves") }
+		var ran atomic.Int32
+		taskqueue.RunAsyncOnMainThread(func() { ran.Add(1) })
+		called := make(chan error)
+		go func() { called <- mainthread.Call(bg, func() error { ran.Add(1); return nil }) }()
+
+		time.Sleep(5*time.Second - time.Nanosecond)
+		synctest.Wait()
+		if n := warnings(); n != 0 {
+			t.Fatalf("%d warnings before the work had waited five seconds:\n%s", n, log.String())
+		}
+		time.Sleep(time.Nanosecond)
+		synctest.Wait()
+		if n := warnings(); n != 1 || !strings.Contains(log.String(), "mainthread.Run") {
+			t.Fatalf("%d warnings once the work had waited five seconds; want one that names mainthread.Run:\n%s", n, log.String())
+		}
+
+		// More work, and more waiting, warn no more; the work waits on.
+		taskqueue.RunAsyncOnMainThread(func() { ran.Add(1) })
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		if n := warnings(); n != 1 {
+			t.Errorf("%d warnings after more work and a minute; want the one", n)
+		}
+		if n := ran.Load(); n != 0 {
+			t.Fatalf("%d functions ran with no frame run", n)
+		}
+
+		mainthread.Loom().Update()
+		if err := <-called; err != nil {
+			t.Errorf("Call = %v once a frame ran", err)
+		}
+		if n := ran.Load(); n != 3 {
+			t.Errorf("%d functions ran in the frame; want 3", n)
+		}
+	})
+}
+
+// syncBuffer is a bytes.Buffer that a logger on another goroutine may
+// write while the test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (w *syncBuffer) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
+}
+
+func (w *syncBuffer) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.String()
 }

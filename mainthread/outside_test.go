@@ -214,21 +214,26 @@ func TestOutsideRunTwicePanics(t *testing.T) {
 	}
 }
 
-// Option panics.
+// Options refuse the values they cannot take with a panic that names the
+// option and the value.
 func TestOutsideOptionPanics(t *testing.T) {
-	for name, f := range map[string]func(){
-		"WithFrameInterval(0)": func() { mainthread.WithFrameInterval(0) },
-		"WithSpin(-1)":         func() { mainthread.WithSpin(-time.Nanosecond) },
+	for want, f := range map[string]func(){
+		"mainthread: WithFrameInterval(0s): interval must be positive":  func() { mainthread.WithFrameInterval(0) },
+		"mainthread: WithFrameInterval(-1s): interval must be positive": func() { mainthread.WithFrameInterval(-time.Second) },
+		"mainthread: WithSpin(-1ns): duration must not be negative":     func() { mainthread.WithSpin(-time.Nanosecond) },
 	} {
-		func() {
-			defer func() {
-				if recover() == nil {
-					t.Errorf("%s did not panic", name)
-				}
-			}()
+		v := func() (v any) {
+			defer func() { v = recover() }()
 			f()
+			return nil
 		}()
+		if fmt.Sprint(v) != want {
+			t.Errorf("panicked with %v; want %q", v, want)
+		}
 	}
+	// The values at the edges are taken.
+	mainthread.WithFrameInterval(time.Nanosecond)
+	mainthread.WithSpin(0)
 }
 
 // Timers of the main loom run on the main thread once due. The wait has
