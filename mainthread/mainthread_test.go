@@ -246,6 +246,23 @@ func TestTimersAndCoroutineFramesOfTheMainLoom(t *testing.T) {
 	}
 }
 
+// TestMainLoomScope: a scope of the main loom runs its posts and its timers
+// on the main thread, as the loom does.
+func TestMainLoomScope(t *testing.T) {
+	s := mainthread.Loom().NewScope()
+	defer s.Close()
+	got := make(chan string, 2)
+	if err := s.Post(func() { got <- fmt.Sprint("post on the main thread: ", mainthread.IsMain()) }); err != nil {
+		t.Fatal(err)
+	}
+	s.PostAfter(time.Millisecond, func() { got <- fmt.Sprint("timer on the main thread: ", mainthread.IsMain()) })
+	for _, want := range []string{"post on the main thread: true", "timer on the main thread: true"} {
+		if g := receive(t, got, "the run of a function of a scope of the main loom"); g != want {
+			t.Errorf("a scope of the main loom: %q; want %q", g, want)
+		}
+	}
+}
+
 func TestNilFunctionsPanic(t *testing.T) {
 	for name, f := range map[string]func(){
 		"Go":       func() { taskqueue.RunAsyncOnMainThread(nil) },
