@@ -118,13 +118,16 @@ func ExampleWithFrameObserver() {
 }
 
 // A loop that sleeps between frames asks Idle how long it may sleep, and
-// wakes early on its Wake channel when work arrives.
+// wakes early on its Wake channel when work arrives: here a worker's post,
+// whose action arms a delayed one, which the loop sleeps until.
 func ExampleLoom_Idle() {
 	l := loom.New()
-	done := 0
-	l.PostAfter(10*time.Millisecond, func() { fmt.Println("delayed action"); done++ })
-	go l.Post(func() { fmt.Println("posted action"); done++ })
-	for done < 2 {
+	done := false
+	go l.Post(func() {
+		fmt.Println("posted action")
+		l.PostAfter(10*time.Millisecond, func() { fmt.Println("delayed action"); done = true })
+	})
+	for !done {
 		idle := l.Idle()
 		switch {
 		case idle.Now:

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/taskqueue-go/taskqueue/loom"
@@ -175,22 +176,35 @@ func TestWaitBoundedByDelay(t *testing.T) {
 	}
 }
 
-// Await waits on a goroutine for a mix of waitables, bounded by a context.
+// Await waits on a goroutine for a mix of waitables, bounded by a context:
+// it returns the first failure in order once all are done, and ctx.Err()
+// at once for a context done already, or when a deadline passes while it
+// waits, at that instant of the bubble's fake clock. A hang would be a
+// deadlock of the bubble, reported as such.
 func TestAwait(t *testing.T) {
-	a, b := newFuture(), newFuture()
-	boom := errors.New("b failed")
-	go func() { a.end(nil); b.end(boom) }()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := loom.Await(ctx, a, b); err != boom {
-		t.Fatalf("Await() = %v, want b's error", err)
-	}
-	never := newFuture()
-	short, cancel2 := context.WithCancel(context.Background())
-	cancel2()
-	if err := loom.Await(short, never); err != context.Canceled {
-		t.Fatalf("Await with a done context = %v", err)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		a, b := newFuture(), newFuture()
+		boom := errors.New("b failed")
+		go func() { a.end(nil); b.end(boom) }()
+		if err := loom.Await(context.Background(), a, b); err != boom {
+			t.Fatalf("Await() = %v, want b's error", err)
+		}
+		never := newFuture()
+		short, cancel2 := context.WithCancel(context.Background())
+		cancel2()
+		if err := loom.Await(short, never); err != context.Canceled {
+			t.Fatalf("Await with a done context = %v", err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		start := time.Now()
+		if err := loom.Await(ctx, a, never); err != context.DeadlineExceeded {
+			t.Fatalf("Await past its deadline = %v; want DeadlineExceeded", err)
+		}
+		if waited := time.Since(start); waited != 10*time.Second {
+			t.Errorf("Await returned %v after it began; want 10s, its deadline", waited)
+		}
+	})
 }
 
 // TestFirstDoneNamesAMemberWhosePostsRan: a frame budget holds a WaitAny,

@@ -163,16 +163,23 @@ func TestCallPanicReachesTheCallerFromMain(t *testing.T) {
 	}
 }
 
-// TestCallAfterTheLoopStopped runs a program whose main loop has stopped:
-// Call and CallValue return an error matching taskqueue.ErrClosed, rather
-// than wait forever.
+// TestCallAfterTheLoopStopped runs a program whose main loop stops: when app
+// returns, Run closes the main loom, running a function posted as app
+// returned and ending a waiting timer with loom.ErrClosed; after that, Call
+// and CallValue return an error matching taskqueue.ErrClosed, rather than
+// wait forever.
 func TestCallAfterTheLoopStopped(t *testing.T) {
 	out, err := runScenarioProcess(t, "callclosed")
 	if err != nil {
 		t.Fatalf("scenario failed: %v\n%s", err, out)
 	}
-	if !strings.Contains(out, "closed: Call true, CallValue true 0") {
-		t.Errorf("scenario output:\n%s", out)
+	for _, want := range []string{
+		"after Run: the last post ran true, the timer ended with ErrClosed true",
+		"closed: Call true, CallValue true 0",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("scenario output lacks %q:\n%s", want, out)
+		}
 	}
 }
 

@@ -78,15 +78,19 @@ func ExampleCall_panic() {
 	// still serving <nil>
 }
 
-// A caller bounds its wait with a context.
+// A caller bounds its wait with a context: here the main thread is busy
+// with a long job, and the caller gives up when its deadline passes. Its
+// function never runs: the main thread skips it once it is free.
 func ExampleRun_timeout() {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	started, finish := make(chan struct{}), make(chan struct{})
+	taskqueue.RunAsyncOnMainThread(func() { close(started); <-finish }) // the long job
+	<-started
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
 	defer cancel()
-	err := taskqueue.RunSyncOnMainThread(ctx, func() { fmt.Println("ran in time") })
+	err := taskqueue.RunSyncOnMainThread(ctx, func() { fmt.Println("never printed") })
 	fmt.Println(err)
-	// Output:
-	// ran in time
-	// <nil>
+	close(finish)
+	// Output: context deadline exceeded
 }
 
 func ExampleRun_async() {

@@ -1,8 +1,10 @@
 package mainthread_test
 
 import (
+	"context"
 	"os"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 
@@ -14,13 +16,54 @@ import (
 // TestMain runs the tests under Run, so that the main thread serves them;
 // the tests run on other goroutines. A test that needs a fresh process (to
 // watch the main loop stop) runs this binary again with a scenario in the
-// environment.
+// environment: a program of scenario_test.go, or, for notServedScenario,
+// the tests that -test.run names, with nothing serving the main thread.
 func TestMain(m *testing.M) {
-	if s := os.Getenv(scenarioEnv); s != "" {
+	switch s := os.Getenv(scenarioEnv); s {
+	case "":
+	case notServedScenario:
+		goleak.VerifyTestMain(m, testkit.LeakOptions()...) // nothing serves the main thread
+	default:
 		os.Exit(runScenario(s))
 	}
 	mainthread.Run(func() {
 		// IgnoreCurrent: the main goroutine serving Run is not a leak.
 		goleak.VerifyTestMain(m, testkit.LeakOptions(goleak.IgnoreCurrent())...)
 	})
+}
+
+// The real main thread is never in a testing/synctest bubble, so the tests
+// that wait for it, or for a child process, cannot have a hang reported as
+// a deadlock of a bubble. They wait without a bound of their own, on a
+// busy machine as long as it takes, but not past beforeDeadline: a hang
+// then fails the test that hangs, saying what it waited for (and, for a
+// child, what the child printed), where go test would end the whole binary
+// at its -timeout.
+
+// beforeDeadline returns a context that ends a little before t's deadline,
+// go test's -timeout, if there is one: a tenth of the time left, at most
+// 30 s, before it. Without a deadline, it ends only when canceled. The
+// caller must call the CancelFunc.
+func beforeDeadline(t *testing.T) (context.Context, context.CancelFunc) {
+	d, ok := t.Deadline()
+	if !ok {
+		return context.WithCancel(context.Background())
+	}
+	return context.WithDeadline(context.Background(), d.Add(-min(30*time.Second, time.Until(d)/10)))
+}
+
+// receive returns the next value from ch, or fails the test, saying that
+// what never came, if none comes before beforeDeadline's context ends.
+func receive[T any](t *testing.T, ch <-chan T, what string) T {
+	t.Helper()
+	ctx, cancel := beforeDeadline(t)
+	defer cancel()
+	select {
+	case v := <-ch:
+		return v
+	case <-ctx.Done():
+		t.Fatalf("%s never came, by a little before the test binary's deadline", what)
+		var zero T
+		return zero
+	}
 }

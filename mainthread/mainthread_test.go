@@ -3,16 +3,19 @@
 package mainthread_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"log"
+	"log/slog"
 	"os"
 	"os/exec"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/taskqueue-go/taskqueue/loom"
@@ -122,22 +125,45 @@ func busyMain(t *testing.T) (release func()) {
 	return func() { close(gate) }
 }
 
+// TestCallContextBoundsTheWait: a caller bounds its wait with a context:
+// one that ends while the call waits for a busy main thread makes the call
+// return ctx.Err(), and the call never runs; a context done already runs
+// nothing.
 func TestCallContextBoundsTheWait(t *testing.T) {
 	release := busyMain(t)
 	ran := false
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
-	defer cancel()
-	if err := taskqueue.RunSyncOnMainThread(ctx, func() { ran = true }); err != context.DeadlineExceeded {
-		t.Errorf("CallContext on a busy main thread = %v; want DeadlineExceeded", err)
+	ctx := endsOnWatch()
+	if err := taskqueue.RunSyncOnMainThread(ctx, func() { ran = true }); err != context.Canceled {
+		t.Errorf("RunSyncOnMainThread whose context ended while it waited = %v; want context.Canceled", err)
 	}
 	release()
 	taskqueue.RunSyncOnMainThread(bg, func() {}) // the canceled call was skipped by now
 	if ran {
 		t.Error("a canceled call ran")
 	}
-	if err := taskqueue.RunSyncOnMainThread(ctx, func() {}); err != context.DeadlineExceeded {
-		t.Errorf("CallContext with a done context = %v; want DeadlineExceeded", err)
+	if err := taskqueue.RunSyncOnMainThread(ctx, func() {}); err != context.Canceled {
+		t.Errorf("RunSyncOnMainThread with a done context = %v; want context.Canceled", err)
 	}
+}
+
+// endsOnWatch returns a context that is canceled the first time its Done
+// channel is asked for. A caller asks for it once, as it readies the wait
+// for its call, after it has checked the context (a done context runs
+// nothing) and before it waits: the context ends then, as a deadline that
+// passes while the call waits would, exactly and with no clock.
+func endsOnWatch() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &watchedContext{Context: ctx, cancel: cancel}
+}
+
+type watchedContext struct {
+	context.Context
+	cancel context.CancelFunc
+}
+
+func (c *watchedContext) Done() <-chan struct{} {
+	c.cancel()
+	return c.Context.Done()
 }
 
 // TestAbandonedCallPanicGoesToTheHandler: a caller that stops waiting while
@@ -208,18 +234,32 @@ func TestRunOffTheMainGoroutinePanics(t *testing.T) {
 	}
 }
 
+// TestTimersAndCoroutineFramesOfTheMainLoom: Run wakes for a timer of the
+// main loom when it falls due, and runs it on the main thread.
 func TestTimersAndCoroutineFramesOfTheMainLoom(t *testing.T) {
-	done := make(chan bool)
+	done := make(chan bool, 1)
 	taskqueue.RunAsyncOnMainThread(func() {
 		mainthread.Loom().PostAfter(5*time.Millisecond, func() { done <- mainthread.IsMain() })
 	})
-	select {
-	case onMain := <-done:
-		if !onMain {
-			t.Error("a timer of the main loom ran off the main goroutine")
+	if onMain := receive(t, done, "the run of a timer of the main loom (Run does not wake for timers?)"); !onMain {
+		t.Error("a timer of the main loom ran off the main goroutine")
+	}
+}
+
+// TestMainLoomScope: a scope of the main loom runs its posts and its timers
+// on the main thread, as the loom does.
+func TestMainLoomScope(t *testing.T) {
+	s := mainthread.Loom().NewScope()
+	defer s.Close()
+	got := make(chan string, 2)
+	if err := s.Post(func() { got <- fmt.Sprint("post on the main thread: ", mainthread.IsMain()) }); err != nil {
+		t.Fatal(err)
+	}
+	s.PostAfter(time.Millisecond, func() { got <- fmt.Sprint("timer on the main thread: ", mainthread.IsMain()) })
+	for _, want := range []string{"post on the main thread: true", "timer on the main thread: true"} {
+		if g := receive(t, got, "the run of a function of a scope of the main loom"); g != want {
+			t.Errorf("a scope of the main loom: %q; want %q", g, want)
 		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("a timer of the main loom did not run: Run does not wake for timers")
 	}
 }
 
@@ -255,12 +295,21 @@ func TestShutdownWithCallersWaiting(t *testing.T) {
 }
 
 // runScenarioProcess runs this test binary again on the scenario name (see
-// TestMain), giving up after a minute: a hang is a failure.
-func runScenarioProcess(t *testing.T, name string) (string, error) {
+// TestMain) and returns what it printed. A child that hangs is killed a
+// little before the test binary's deadline (beforeDeadline), so that the
+// test fails with the child's output rather than the binary ending, and no
+// child outlives it.
+//
+// The child runs the scenario's program, given args "-test.run=^$"; with
+// other args, for notServedScenario, the tests they name.
+func runScenarioProcess(t *testing.T, name string, args ...string) (string, error) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := beforeDeadline(t)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^$")
+	if len(args) == 0 {
+		args = []string{"-test.run=^$"}
+	}
+	cmd := exec.CommandContext(ctx, os.Args[0], args...)
 	cmd.Env = append(os.Environ(), scenarioEnv+"="+name)
 	out, err := cmd.CombinedOutput()
 	return string(out), err
@@ -294,13 +343,9 @@ func TestMainLoomCoroutines(t *testing.T) {
 			done <- r
 		})
 	})
-	select {
-	case r := <-done:
-		if !r.isMain || !r.onMain || r.frames != 3 {
-			t.Errorf("in a main-loom coroutine: IsMain %v, on the main thread %v, after %d frames; want true, true, 3", r.isMain, r.onMain, r.frames)
-		}
-	case <-time.After(time.Minute):
-		t.Fatal("the coroutine never resumed: Run does not run frames for coroutines")
+	r := receive(t, done, "the resume of a coroutine of the main loom (Run does not run frames for coroutines?)")
+	if !r.isMain || !r.onMain || r.frames != 3 {
+		t.Errorf("in a main-loom coroutine: IsMain %v, on the main thread %v, after %d frames; want true, true, 3", r.isMain, r.onMain, r.frames)
 	}
 }
 
@@ -342,4 +387,110 @@ func TestRunWhileServingPanics(t *testing.T) {
 	if want := "mainthread: Run called while Run serves the main thread: it serves once per process"; fmt.Sprint(v) != want {
 		t.Errorf("Run while serving panicked with %v; want %q", v, want)
 	}
+}
+
+// TestOwnFrameLoopServesWithoutRun runs a program with a frame loop of its
+// own on the main thread, which updates the main loom instead of calling
+// Run and sleeps until the wake function it gave the loom is called: a
+// Call and a RunAsyncOnMainThread from another goroutine wake it, and run
+// on the main thread.
+func TestOwnFrameLoopServesWithoutRun(t *testing.T) {
+	out, err := runScenarioProcess(t, "frameloop")
+	if err != nil {
+		t.Fatalf("scenario failed: %v\n%s", err, out)
+	}
+	if want := "a call ran on the main thread: true (<nil>); a post: true (<nil>)"; !strings.Contains(out, want) {
+		t.Errorf("scenario output lacks %q:\n%s", want, out)
+	}
+}
+
+// TestRunOptions runs a program that calls Run with WithFrameInterval(an
+// hour) and WithSpin(0): posted work and a due timer run at once, and the
+// loop runs no frame they do not bring, while a coroutine waits for every
+// frame; no caller polls for its outcome.
+func TestRunOptions(t *testing.T) {
+	out, err := runScenarioProcess(t, "options")
+	if err != nil {
+		t.Fatalf("scenario failed: %v\n%s", err, out)
+	}
+	for _, want := range []string{"20 calls ran, 20 of their callers went to wait", "(at most 3: true)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("scenario output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// TestNotServedWarnsOnceAndWaits: in a program that imports this package
+// but serves no main thread, work for it waits; once it has waited five
+// seconds with no frame run, a warning that says how to serve the main
+// thread goes to log/slog's default logger, once per process; a frame,
+// when one comes, runs the work. The test runs in a child process whose
+// main thread nothing serves, and there in a synctest bubble, where the
+// seconds pass at once; a goroutine of the bubble runs the frame at last.
+func TestNotServedWarnsOnceAndWaits(t *testing.T) {
+	if os.Getenv(scenarioEnv) != notServedScenario {
+		out, err := runScenarioProcess(t, notServedScenario, "-test.run=^TestNotServedWarnsOnceAndWaits$", "-test.v")
+		if err != nil || !strings.Contains(out, "--- PASS: TestNotServedWarnsOnceAndWaits") {
+			t.Fatalf("in a program whose main thread nothing serves: %v\n%s", err, out)
+		}
+		return
+	}
+	synctest.Test(t, func(t *testing.T) {
+		var log syncBuffer // written by the timer's goroutine
+		slog.SetDefault(slog.New(slog.NewTextHandler(&log, nil)))
+		warnings := func() int { return strings.Count(log.String(), "nothing serves") }
+		var ran atomic.Int32
+		taskqueue.RunAsyncOnMainThread(func() { ran.Add(1) })
+		called := make(chan error)
+		go func() { called <- mainthread.Call(bg, func() error { ran.Add(1); return nil }) }()
+
+		time.Sleep(5*time.Second - time.Nanosecond)
+		synctest.Wait()
+		if n := warnings(); n != 0 {
+			t.Fatalf("%d warnings before the work had waited five seconds:\n%s", n, log.String())
+		}
+		time.Sleep(time.Nanosecond)
+		synctest.Wait()
+		if n := warnings(); n != 1 || !strings.Contains(log.String(), "mainthread.Run") {
+			t.Fatalf("%d warnings once the work had waited five seconds; want one that names mainthread.Run:\n%s", n, log.String())
+		}
+
+		// More work, and more waiting, warn no more; the work waits on.
+		taskqueue.RunAsyncOnMainThread(func() { ran.Add(1) })
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		if n := warnings(); n != 1 {
+			t.Errorf("%d warnings after more work and a minute; want the one", n)
+		}
+		if n := ran.Load(); n != 0 {
+			t.Fatalf("%d functions ran with no frame run", n)
+		}
+
+		mainthread.Loom().Update()
+		if err := <-called; err != nil {
+			t.Errorf("Call = %v once a frame ran", err)
+		}
+		if n := ran.Load(); n != 3 {
+			t.Errorf("%d functions ran in the frame; want 3", n)
+		}
+	})
+}
+
+// syncBuffer is a bytes.Buffer that a logger on another goroutine may
+// write while the test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (w *syncBuffer) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
+}
+
+func (w *syncBuffer) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.String()
 }

@@ -214,31 +214,37 @@ func TestOutsideRunTwicePanics(t *testing.T) {
 	}
 }
 
-// Option panics.
+// Options refuse the values they cannot take with a panic that names the
+// option and the value.
 func TestOutsideOptionPanics(t *testing.T) {
-	for name, f := range map[string]func(){
-		"WithFrameInterval(0)": func() { mainthread.WithFrameInterval(0) },
-		"WithSpin(-1)":         func() { mainthread.WithSpin(-time.Nanosecond) },
+	for want, f := range map[string]func(){
+		"mainthread: WithFrameInterval(0s): interval must be positive":  func() { mainthread.WithFrameInterval(0) },
+		"mainthread: WithFrameInterval(-1s): interval must be positive": func() { mainthread.WithFrameInterval(-time.Second) },
+		"mainthread: WithSpin(-1ns): duration must not be negative":     func() { mainthread.WithSpin(-time.Nanosecond) },
 	} {
-		func() {
-			defer func() {
-				if recover() == nil {
-					t.Errorf("%s did not panic", name)
-				}
-			}()
+		v := func() (v any) {
+			defer func() { v = recover() }()
 			f()
+			return nil
 		}()
+		if fmt.Sprint(v) != want {
+			t.Errorf("panicked with %v; want %q", v, want)
+		}
 	}
+	// The values at the edges are taken.
+	mainthread.WithFrameInterval(time.Nanosecond)
+	mainthread.WithSpin(0)
 }
 
-// Timers of the main loom run on the main thread once due.
+// Timers of the main loom run on the main thread once due. The wait has
+// no bound of its own (see beforeDeadline).
 func TestOutsideMainLoomTimer(t *testing.T) {
 	onMain := make(chan bool, 1)
 	tm := mainthread.Loom().PostAfter(5*time.Millisecond, func() { onMain <- mainthread.IsMain() })
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := beforeDeadline(t)
 	defer cancel()
 	if err := loom.Await(ctx, tm); err != nil {
-		t.Fatal(err)
+		t.Fatalf("waiting for a timer of the main loom: %v", err)
 	}
 	if !<-onMain {
 		t.Errorf("main loom timer ran off the main thread")

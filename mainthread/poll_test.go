@@ -83,11 +83,21 @@ func TestPoller(t *testing.T) {
 	step("", 0, max, true)
 }
 
-// TestPollerOneProcessor: with one processor, nobody polls.
+// TestPollerOneProcessor: with one processor, nobody polls: with
+// WithSpin(0), which counts as one, and with GOMAXPROCS at 1, which the
+// poller reads when it is made (and, in Run, every 256 frames).
 func TestPollerOneProcessor(t *testing.T) {
 	var spin atomic.Int32
 	p := newPoller(0, &spin) // WithSpin(0) counts as one processor
 	if d := p.next(0); d != 0 || spin.Load() != 0 {
 		t.Fatalf("with polling turned off: next = %v, %d callers may poll; want 0, 0", d, spin.Load())
+	}
+	prev := runtime.GOMAXPROCS(1)
+	p = newPoller(64*time.Microsecond, &spin)
+	runtime.GOMAXPROCS(prev)
+	for range 3 {
+		if d := p.next(0); d != 0 || spin.Load() != 0 {
+			t.Fatalf("with GOMAXPROCS at 1: next = %v, %d callers may poll; want 0, 0", d, spin.Load())
+		}
 	}
 }
