@@ -34,13 +34,16 @@ func (s *Scheduler) setLabels() bool {
 }
 
 // restoreLabels gives the calling goroutine, whose labels a drainer of a
-// child of s changed, s's labels back: those of s's name, or none.
+// child of s changed, the labels that s's items run with: those of the
+// nearest named Scheduler from s up through its targets, or none.
 func (s *Scheduler) restoreLabels() {
-	if s.cfg.labelCtx != nil {
-		pprof.SetGoroutineLabels(s.cfg.labelCtx)
-	} else {
-		pprof.SetGoroutineLabels(context.Background())
+	for a := s; a != nil; a = a.tree.parent {
+		if a.cfg.labelCtx != nil {
+			pprof.SetGoroutineLabels(a.cfg.labelCtx)
+			return
+		}
 	}
+	pprof.SetGoroutineLabels(context.Background())
 }
 
 // region is the trace region of an item, or nil if tracing is off.

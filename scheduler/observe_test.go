@@ -73,6 +73,48 @@ func TestWorkersCarryTheName(t *testing.T) {
 	root.Wait(context.Background())
 }
 
+// labelsHere returns the pprof labels of the calling goroutine, as the
+// goroutine profile prints them ("{}" for none).
+//
+//go:noinline
+func labelsHere() string {
+	var buf bytes.Buffer
+	pprof.Lookup("goroutine").WriteTo(&buf, 1)
+	for _, rec := range strings.Split(buf.String(), "\n\n") {
+		if !strings.Contains(rec, "scheduler_test.labelsHere") {
+			continue
+		}
+		for _, line := range strings.Split(rec, "\n") {
+			if l, ok := strings.CutPrefix(line, "# labels: "); ok {
+				return l
+			}
+		}
+		return "{}"
+	}
+	panic("labelsHere: the calling goroutine is not in the goroutine profile")
+}
+
+// TestUnnamedChildRunsWithTheNameAbove: the items of an unnamed child carry
+// the name of the nearest named Scheduler above it, before and after a named
+// grandchild's turn on the same worker.
+func TestUnnamedChildRunsWithTheNameAbove(t *testing.T) {
+	root := scheduler.New(1, scheduler.WithName("render"))
+	mid := scheduler.New(1, scheduler.WithTarget(root))
+	leaf := scheduler.New(1, scheduler.WithTarget(mid), scheduler.WithName("decode"))
+	release := make(chan struct{})
+	root.Enqueue(scheduler.Func(func() { <-release })) // holds the one slot while the rest queues
+	var got [3]string
+	mid.Enqueue(scheduler.Func(func() { got[0] = labelsHere() }))
+	leaf.Enqueue(scheduler.Func(func() { got[1] = labelsHere() }))
+	mid.Enqueue(scheduler.Func(func() { got[2] = labelsHere() }))
+	close(release)
+	root.Wait(context.Background())
+	want := [3]string{`{"queue":"render"}`, `{"queue":"decode"}`, `{"queue":"render"}`}
+	if got != want {
+		t.Errorf("labels of the child's item, the grandchild's, the child's: %v; want %v", got, want)
+	}
+}
+
 var spinSink uint64
 
 func spinWork() {

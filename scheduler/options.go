@@ -155,9 +155,10 @@ func WithIdleFunc(f func()) Option {
 // reports, its workers carry it as the runtime/pprof label "queue", so that
 // CPU profiles attribute their time to it, and, when runtime/trace is on,
 // each item it runs is a trace region of that name. Items of a child run
-// with the child's label, on its target's workers. An unnamed Scheduler sets
-// no label, which costs nothing per item, and its trace regions are named
-// "scheduler".
+// with the child's label, on its target's workers; those of an unnamed child,
+// with the label of the nearest named Scheduler above it, if any. An unnamed
+// Scheduler sets no label, which costs nothing per item, and its trace
+// regions are named "scheduler".
 func WithName(name string) Option {
 	return nameOption(name)
 }

@@ -54,7 +54,7 @@ func (w waited) selfWait(ctx context.Context) string {
 	// A continuation needs the tasks it follows to run first: a wait for it
 	// waits for them too.
 	for a := w.after; a != nil; a = a.antecedent() {
-		if why := (waited{q: a.q, task: &a.tc}).selfWait(ctx); why != "" && !a.settled() {
+		if why := (waited{q: a.tc.q, task: &a.tc}).selfWait(ctx); why != "" && !a.settled() {
 			return why
 		}
 	}

@@ -252,7 +252,7 @@ func (b *bulk) Run(sl scheduler.Slot) {
 // or the call stops, then leaves.
 func (b *bulk) participate(sl scheduler.Slot) {
 	c := &taskCtx{}
-	c.start(b.ctx, sl)
+	c.start(b.q, b.ctx, sl)
 	p := panics.Recover(b.q.name, func() { b.work(c) }, func() {
 		c.end()
 		b.abort(nil)

@@ -37,6 +37,7 @@ type slotKey struct{}
 type taskCtx struct {
 	context.Context // the context the work was submitted with
 	slot            scheduler.Slot
+	q               *Queue // the queue whose work it is
 
 	group *Group // the group the work is a member of, or nil
 
@@ -89,9 +90,9 @@ func Awaited(ctx context.Context) context.Context {
 	return context.WithValue(ctx, awaitedKey{}, true)
 }
 
-// start makes c the context of work submitted with ctx that runs on sl.
-func (c *taskCtx) start(ctx context.Context, sl scheduler.Slot) {
-	c.Context, c.slot = ctx, sl
+// start makes c the context of work of q submitted with ctx that runs on sl.
+func (c *taskCtx) start(q *Queue, ctx context.Context, sl scheduler.Slot) {
+	c.q, c.Context, c.slot = q, ctx, sl
 }
 
 // end marks the work of c returned, and returns once the nested functions

@@ -50,7 +50,7 @@ func (g *Group) runMember(m *member, sl scheduler.Slot) {
 	}
 	q := g.q
 	q.inner.Add(1)
-	m.tc.start(g.ctx, sl)
+	m.tc.start(g.q, g.ctx, sl)
 	m.tc.group = g
 	p, err := q.call(&m.tc, m.call, func() {
 		m.tc.end()

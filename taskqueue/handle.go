@@ -17,8 +17,7 @@ import (
 // The return of the task happens before Wait returns, before IsDone reports
 // true and before the channel returned by Done is closed.
 type Handle struct {
-	tc    taskCtx              // the context the task receives, and the slot it holds while it runs
-	q     *Queue               // the queue it was submitted to
+	tc    taskCtx              // the context the task receives, the queue it was submitted to, and the slot it holds while it runs
 	id    atomic.Uint64        // its scheduler.ID once queued; 0 while it waits for its due time, inFlight while runDue queues it
 	state atomic.Pointer[node] // see node
 	// done is counted down when the task is done: the waits that watch no
@@ -93,7 +92,7 @@ func (a aborted) unwrap() error {
 
 // init readies h for a task submitted to q with ctx.
 func (h *Handle) init(ctx context.Context, q *Queue) {
-	h.tc.Context, h.q = ctx, q
+	h.tc.Context, h.tc.q = ctx, q
 	h.awaited = ctx.Value(awaitedKey{}) != nil
 	h.done.Add(1)
 }
@@ -111,9 +110,9 @@ func (h *Handle) IsDone() bool {
 	if h.settled() {
 		return true
 	}
-	if ctx := h.ctx(); ctx != nil && h.q != nil {
+	if ctx := h.ctx(); ctx != nil && h.tc.q != nil {
 		if err := ctx.Err(); err != nil {
-			h.q.cancel(h, err) // does nothing if the task has started
+			h.tc.q.cancel(h, err) // does nothing if the task has started
 			return h.settled()
 		}
 	}
@@ -154,7 +153,7 @@ func (h *Handle) Done() <-chan struct{} {
 		if w == nil {
 			w = &node{kind: doneChan, ch: make(chan struct{})}
 			if h.ctx().Done() != nil {
-				w.stop = context.AfterFunc(h.ctx(), func() { h.q.cancel(h, h.ctx().Err()) })
+				w.stop = context.AfterFunc(h.ctx(), func() { h.tc.q.cancel(h, h.ctx().Err()) })
 			}
 		}
 		w.next = top
@@ -219,7 +218,7 @@ func (h *Handle) Wait(ctx context.Context) error {
 	if h.IsDone() {
 		return h.Err()
 	}
-	return await(ctx, "Handle.Wait", waited{q: h.q, task: &h.tc, after: h.antecedent()}, func() error { return h.wait(ctx) })
+	return await(ctx, "Handle.Wait", waited{q: h.tc.q, task: &h.tc, after: h.antecedent()}, func() error { return h.wait(ctx) })
 }
 
 func (h *Handle) wait(ctx context.Context) error {
@@ -239,7 +238,7 @@ func (h *Handle) wait(ctx context.Context) error {
 			return h.Err()
 		case <-taskDone:
 			taskDone = nil // cancel the task if it has not started; wait on
-			h.q.cancel(h, h.ctx().Err())
+			h.tc.q.cancel(h, h.ctx().Err())
 		case <-ctx.Done():
 			// w stays in the list; its signal goes unread. If finish came
 			// first, its outcome is this Wait's: a panic then reaches the
@@ -285,7 +284,7 @@ func (h *Handle) notify(f func() bool) {
 // bounded queue is free at once.
 func (h *Handle) Cancel() bool {
 	h.mustBeMade()
-	return h.q.cancel(h, context.Canceled)
+	return h.tc.q.cancel(h, context.Canceled)
 }
 
 // cancel completes h with err if its task has not started, reporting whether
@@ -346,7 +345,7 @@ func (h *Handle) finish(err error) (watched bool) {
 // mustBeMade panics on a zero Handle: one the queue made has its queue, or
 // its outcome already.
 func (h *Handle) mustBeMade() {
-	if h.q == nil && h.state.Load() == nil {
+	if h.tc.q == nil && h.state.Load() == nil {
 		panic("taskqueue: use of a zero Handle; handles are made by a queue's RunAsync, RunAfter and RunBarrier")
 	}
 }

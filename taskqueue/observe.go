@@ -31,16 +31,18 @@ func (q *Queue) Name() string {
 	return q.name
 }
 
-// call calls f with ctx, as the function of a task of q, and returns its
-// panic, with the stack of the panic, or its error with the stack of the panic. It is the one way the
-// queues call the functions of their users. If q is named and ctx carries
-// pprof labels, f runs with those and the queue's; an Observer hears of the
-// start and the end. Neither costs anything otherwise. If f calls
-// runtime.Goexit, goexit runs, after the Observer heard of it, and the Goexit
-// goes on.
+// call calls f with ctx, as the function of a task of q on a worker, and
+// returns its panic, with the stack of the panic, or its error. It and
+// callHere are the one way the queues call the functions of their users. If
+// q is named and ctx carries pprof labels, f runs with those and the
+// queue's; an Observer hears of the start and the end. Neither costs
+// anything otherwise. If f calls runtime.Goexit, goexit runs, after the
+// Observer heard of it, and the Goexit goes on.
 func (q *Queue) call(ctx context.Context, f func(context.Context) error, goexit func()) (p *PanicError, err error) {
 	if q.observer != nil || q.labels != nil {
-		return q.callObserved(ctx, f, goexit, q.labels)
+		// The worker carries q's labels already (the scheduler sets them);
+		// they are what the goroutine gets back.
+		return q.callObserved(ctx, f, goexit, q.ownLabels(ctx), q.labels)
 	}
 	if c := catch.Call(func() { err = f(ctx) }, goexit); c != nil {
 		return panicError(q.name, c), nil
@@ -49,21 +51,61 @@ func (q *Queue) call(ctx context.Context, f func(context.Context) error, goexit 
 }
 
 // callHere is call for a function that runs on its caller's goroutine
-// (RunSync on an idle queue, or in a task's place): the labels it set come
-// back off as the caller's context carries them, not as a worker's.
-func (q *Queue) callHere(ctx context.Context, f func(context.Context) error, goexit func()) (p *PanicError, err error) {
-	if q.observer != nil || q.labels != nil {
-		return q.callObserved(ctx, f, goexit, ctx)
+// (RunSync on an idle queue, or in a task's place), with c, its context: it
+// runs with the labels a worker of q would give it, and the caller's come
+// back once it returns.
+func (q *Queue) callHere(c *taskCtx, f func(context.Context) error, goexit func()) (p *PanicError, err error) {
+	if labels := q.workLabels(c.Context); labels != nil {
+		return q.callObserved(c, f, goexit, labels, callerLabels(c.Context))
 	}
-	return q.call(ctx, f, goexit)
+	return q.call(c, f, goexit)
+}
+
+// ownLabels returns the labels of q's work submitted with ctx when they are
+// not a worker's: ctx's and q's name, if q is named and ctx carries labels;
+// nil otherwise.
+func (q *Queue) ownLabels(ctx context.Context) context.Context {
+	if q.labels == nil || !hasLabels(ctx) {
+		return nil
+	}
+	return pprof.WithLabels(ctx, pprof.Labels("queue", q.name))
+}
+
+// workLabels returns the pprof labels that work of q submitted with ctx runs
+// with: its own (see ownLabels), or else those of the nearest named queue
+// from q up through its targets, whose scheduler labels the worker or turn
+// that runs it; nil if none of them is named.
+func (q *Queue) workLabels(ctx context.Context) context.Context {
+	if l := q.ownLabels(ctx); l != nil {
+		return l
+	}
+	for a := q; a != nil; a = a.target {
+		if a.labels != nil {
+			return a.labels
+		}
+	}
+	return nil
+}
+
+// callerLabels returns the pprof labels that the goroutine calling with ctx
+// carries: those of the innermost work of a queue that ctx comes from
+// (see workLabels), or ctx's own for a caller that is no queue's work.
+func callerLabels(ctx context.Context) context.Context {
+	if c := workOf(ctx); c != nil {
+		if l := c.q.workLabels(c.Context); l != nil {
+			return l
+		}
+		return context.Background()
+	}
+	return ctx
 }
 
 // callObserved is call for a queue with a name or an Observer, kept apart so
-// that the common path keeps a small stack frame. restore holds the labels
-// the goroutine gets back once f returns: a worker's own, or its caller's.
-func (q *Queue) callObserved(ctx context.Context, f func(context.Context) error, goexit func(), restore context.Context) (p *PanicError, err error) {
-	if q.labels != nil && hasLabels(ctx) {
-		pprof.SetGoroutineLabels(pprof.WithLabels(ctx, pprof.Labels("queue", q.name)))
+// that the common path keeps a small stack frame. If labels is not nil, f
+// runs with them, and the goroutine gets restore back once f returns.
+func (q *Queue) callObserved(ctx context.Context, f func(context.Context) error, goexit func(), labels, restore context.Context) (p *PanicError, err error) {
+	if labels != nil {
+		pprof.SetGoroutineLabels(labels)
 		defer pprof.SetGoroutineLabels(restore)
 	}
 	obs := q.observer

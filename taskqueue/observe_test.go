@@ -118,6 +118,79 @@ func TestTaskLabelsAreKept(t *testing.T) {
 	q.Close()
 }
 
+// labelsHere returns the pprof labels of the calling goroutine, as the
+// goroutine profile prints them ("{}" for none).
+//
+//go:noinline
+func labelsHere() string {
+	var buf bytes.Buffer
+	pprof.Lookup("goroutine").WriteTo(&buf, 1)
+	for _, rec := range strings.Split(buf.String(), "\n\n") {
+		if !strings.Contains(rec, "taskqueue_test.labelsHere") {
+			continue
+		}
+		for _, line := range strings.Split(rec, "\n") {
+			if l, ok := strings.CutPrefix(line, "# labels: "); ok {
+				return l
+			}
+		}
+		return "{}"
+	}
+	panic("labelsHere: the calling goroutine is not in the goroutine profile")
+}
+
+// TestInPlaceRunSyncLabels: a function that RunSync runs in a task's place
+// carries the labels a worker of its queue would give it (its queue's name,
+// or that of the nearest named queue above; with the caller's labels if its
+// queue is named), and the task gets its own labels back once it returns,
+// as does a caller outside any queue.
+func TestInPlaceRunSyncLabels(t *testing.T) {
+	root := taskqueue.NewConcurrent(2, taskqueue.WithName("root"))
+	named := taskqueue.NewSerial(taskqueue.WithName("kid"), taskqueue.WithTarget(root))
+	unnamed := taskqueue.NewSerial(taskqueue.WithTarget(named))
+	defer root.Close()
+	user := pprof.WithLabels(context.Background(), pprof.Labels("user", "u1"))
+	for _, c := range []struct {
+		name     string
+		ctx      context.Context
+		on       *taskqueue.Queue
+		task     string // the task's labels (a task of root)
+		inPlace  string
+		outsider string // the function's labels when an outsider calls RunSync on the idle queue
+	}{
+		{"own queue", context.Background(), root, `{"queue":"root"}`, `{"queue":"root"}`, `{"queue":"root"}`},
+		{"own queue, labeled", user, root, `{"queue":"root", "user":"u1"}`, `{"queue":"root", "user":"u1"}`, `{"queue":"root", "user":"u1"}`},
+		{"named child", context.Background(), named, `{"queue":"root"}`, `{"queue":"kid"}`, `{"queue":"kid"}`},
+		{"named child, labeled", user, named, `{"queue":"root", "user":"u1"}`, `{"queue":"kid", "user":"u1"}`, `{"queue":"kid", "user":"u1"}`},
+		{"unnamed grandchild", context.Background(), unnamed, `{"queue":"root"}`, `{"queue":"kid"}`, `{"queue":"kid"}`},
+		{"unnamed grandchild, labeled", user, unnamed, `{"queue":"root", "user":"u1"}`, `{"queue":"kid"}`, `{"queue":"kid"}`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var before, inPlace, after string
+			err := root.RunAsync(c.ctx, func(ctx context.Context) error {
+				before = labelsHere()
+				err := c.on.RunSync(ctx, func(context.Context) error { inPlace = labelsHere(); return nil })
+				after = labelsHere()
+				return err
+			}).Wait(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if before != c.task || after != c.task || inPlace != c.inPlace {
+				t.Errorf("the task's labels %s, in its place %s, after %s; want %s, %s, %s", before, inPlace, after, c.task, c.inPlace, c.task)
+			}
+			pprof.SetGoroutineLabels(c.ctx)
+			defer pprof.SetGoroutineLabels(context.Background())
+			want := labelsHere()
+			var inline string
+			c.on.RunSync(c.ctx, func(context.Context) error { inline = labelsHere(); return nil })
+			if got := labelsHere(); inline != c.outsider || got != want {
+				t.Errorf("an outsider's RunSync: the function's labels %s, the caller's after %s; want %s, %s", inline, got, c.outsider, want)
+			}
+		})
+	}
+}
+
 // TestPanicReportNamesTheQueue: the default panic handler reports through
 // log/slog, with the queue's name, which is also the Source of the
 // *PanicError.

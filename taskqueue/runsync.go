@@ -138,7 +138,7 @@ func (q *Queue) runSync(ctx context.Context, f func(context.Context) error) erro
 // f is re-panicked, as a *PanicError with f's stack.
 func (q *Queue) runHere(ctx context.Context, sl scheduler.Slot, f func(context.Context) error) error {
 	c := &taskCtx{}
-	c.start(ctx, sl)
+	c.start(q, ctx, sl)
 	p, err := q.callHere(c, f, func() {
 		c.end()
 		q.failed.Add(1) // runtime.Goexit goes on, as it would for a plain call
@@ -158,7 +158,6 @@ func (q *Queue) runHere(ctx context.Context, sl scheduler.Slot, f func(context.C
 // the context its function runs with.
 type syncCall struct {
 	tc     taskCtx
-	q      *Queue
 	f      func(context.Context) error
 	call   handoff.Call
 	err    error
@@ -191,8 +190,8 @@ func (q *Queue) wait(ctx context.Context, f func(context.Context) error) (err er
 // waitTurn queues f, waits for a worker to run it and returns its outcome,
 // or ctx.Err() once ctx is done.
 func (q *Queue) waitTurn(ctx context.Context, f func(context.Context) error) error {
-	c := &syncCall{q: q, f: f}
-	c.tc.Context = ctx
+	c := &syncCall{f: f}
+	c.tc.q, c.tc.Context = q, ctx
 	c.call.Arm(ctx)
 	id, err := q.enqueue(ctx, c)
 	if err != nil {
@@ -227,7 +226,7 @@ func (c *syncCall) CatchesPanics() {}
 
 // Run runs the call on a worker, on the slot sl.
 func (c *syncCall) Run(sl scheduler.Slot) {
-	q := c.q
+	q := c.tc.q
 	if !c.call.Start() {
 		return // given up before it started: counted by its caller
 	}

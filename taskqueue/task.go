@@ -29,7 +29,7 @@ func (t *errTask) CatchesPanics() {}
 // task with the outcome. A task whose context is done before it starts does
 // not run.
 func (h *Handle) run(sl scheduler.Slot, f func(context.Context) error) {
-	q := h.q
+	q := h.tc.q
 	if err := h.ctx().Err(); err != nil {
 		q.skipped.Add(1)
 		q.canceled.Add(1)
