@@ -96,9 +96,11 @@
 // completes with it; a group's Wait returns its members'. A panic goes to the
 // queue's panic handler (see [WithPanicHandler]; by default log/slog's
 // default logger) when no caller receives it: the panics of tasks started
-// with Go, of tasks with a handle that nobody was waiting for (Wait, Done, a
-// continuation) when they panicked, and of group members whose error Wait
-// will not return. So no panic goes unseen. A caller that will wait for a
+// with Go, of tasks with a handle that nobody was waiting for (in Wait, or
+// through a continuation) when they panicked, and of group members whose
+// error Wait will not return. So no panic goes unseen. The channel of Done
+// counts as no waiting, since whoever selects on it may have left: a panic
+// seen through it (and then Err) has gone to the handler too. A caller that will wait for a
 // task submits it with a context made by [Awaited]: the task's panic is
 // then its handle's alone, never reported to the handler, even if the task
 // panics before the caller waits.

@@ -129,7 +129,9 @@ func (h *Handle) settled() bool {
 // panicked, was canceled, or its queue was closed with CloseNow. When the
 // task's context is done before the task starts, the task is canceled and the
 // channel closed without waiting for the queue to reach the task. Every call
-// returns the same channel.
+// returns the same channel. Asking for it is no waiting for the task's panic
+// (see WithPanicHandler): submit the task with a context made by Awaited to
+// have its panic for the handle alone.
 func (h *Handle) Done() <-chan struct{} {
 	h.mustBeMade()
 	if h.IsDone() { // a task whose context is done is canceled here, at once
@@ -311,8 +313,9 @@ func (h *Handle) reservation() *scheduler.Reservation {
 // finish completes the task with err and signals those waiting for it.
 // Exactly one path finishes a task: the scheduler's lock (TryDequeue against
 // the worker's pop) and the queue's lock (for delayed tasks) decide which.
-// It reports whether anyone was waiting for the task: a Wait, Done, a
-// continuation or a group.
+// It reports whether anyone was waiting for the task: a Wait, a
+// continuation or a group; not the channel of Done, whose readers may have
+// left.
 func (h *Handle) finish(err error) (watched bool) {
 	out := succeeded
 	if err != nil {
@@ -324,8 +327,7 @@ func (h *Handle) finish(err error) (watched bool) {
 			if n.stop != nil {
 				n.stop()
 			}
-			close(n.ch)
-			watched = true
+			close(n.ch) // the channel's readers may have left: no watcher
 		case waitChan:
 			if n.wait.CompareAndSwap(waitWaiting, waitDelivered) {
 				n.ch <- struct{}{}

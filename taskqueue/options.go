@@ -71,10 +71,11 @@ func logPanic(p *PanicError) {
 
 // WithPanicHandler sets the function that receives the panics of the queue's
 // tasks that no caller will see otherwise: those of tasks started with Go, of
-// tasks with a Handle that nobody was waiting for when they panicked (a Wait,
-// the channel of Done, a continuation: the handle completes with the
-// *PanicError all the same), unless they were submitted with a context made
-// by Awaited, of RunSync tasks whose caller stopped waiting,
+// tasks with a Handle that nobody was waiting for when they panicked (in
+// Wait, or through a continuation; the channel of Done counts as no waiting:
+// the handle completes with the *PanicError all the same), unless they were
+// submitted with a context made by Awaited, of RunSync tasks whose caller
+// stopped waiting,
 // and of group members whose error the group's Wait will not return. A panic
 // that a caller receives (RunSync re-panics it, a waiting Wait returns it) is
 // not reported again.

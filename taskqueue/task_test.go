@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/taskqueue-go/taskqueue/taskqueue"
 )
@@ -14,7 +15,8 @@ import (
 // TestPanics: a panic in a task is recovered as a *PanicError that holds the
 // value and the task's stack. A task with a handle completes with it; the
 // queue's panic handler receives it only when nobody was waiting for the
-// handle, and a panic of a task of Go or TryGo always; no panic is
+// handle (a Done channel is no waiting: its reader may have left), and a
+// panic of a task of Go or TryGo always; no panic is
 // reported twice,
 // Stats counts each, and the queue goes on.
 func TestPanics(t *testing.T) {
@@ -50,6 +52,21 @@ func TestPanics(t *testing.T) {
 			t.Errorf("handler got %v; want the unwatched handle's panic, which Err reports too", got)
 		}
 
+		// A task whose Done a caller selected on, and left before it
+		// panicked: the channel is no waiting, so the handler gets it.
+		release = block(t, q)
+		h = q.RunAsync(t.Context(), func(context.Context) error { panic(errBoom) })
+		select {
+		case <-h.Done():
+			t.Fatal("Done closed before the task could start")
+		case <-time.After(time.Millisecond):
+		}
+		release()
+		synctest.Wait()
+		if got := p.Take(); len(got) != 1 || !errors.Is(got[0], errBoom) || h.Err() != got[0] {
+			t.Errorf("handler got %v; want the panic of the task whose Done nobody reads now", got)
+		}
+
 		// Go and TryGo: the handler gets it, and the queue goes on.
 		q.Go(func() { panic("go") })
 		if err := q.RunSync(t.Context(), func(context.Context) error { return nil }); err != nil {
@@ -66,8 +83,8 @@ func TestPanics(t *testing.T) {
 		if got := p.Take(); len(got) != 1 || got[0].Value != "trygo" {
 			t.Errorf("handler got %v; want the panic of the TryGo task", got)
 		}
-		if s := q.Stats(); s.Panicked != 4 {
-			t.Errorf("Stats().Panicked = %d; want 4", s.Panicked)
+		if s := q.Stats(); s.Panicked != 5 {
+			t.Errorf("Stats().Panicked = %d; want 5", s.Panicked)
 		}
 	})
 }
