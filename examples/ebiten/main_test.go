@@ -14,7 +14,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/taskqueue-go/taskqueue/examples/internal/testctx"
+	"github.com/taskqueue-go/taskqueue/internal/testkit"
 )
 
 // checkEnv makes the test binary run the game in check mode instead of the
@@ -40,7 +40,7 @@ func TestCheckMode(t *testing.T) {
 		t.Fatal("no X display: run this test under xvfb-run, as .ci/run does")
 	}
 	path := filepath.Join(t.TempDir(), "shot.png")
-	ctx, cancel := testctx.BeforeDeadline(t, context.Background())
+	ctx, cancel := testkit.BeforeDeadline(t, context.Background())
 	defer cancel()
 	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), checkEnv+"="+path)

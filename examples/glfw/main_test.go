@@ -15,7 +15,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/taskqueue-go/taskqueue/examples/internal/fractal"
-	"github.com/taskqueue-go/taskqueue/examples/internal/testctx"
+	"github.com/taskqueue-go/taskqueue/internal/testkit"
 )
 
 // checkEnv makes the test binary run the program in check mode instead of
@@ -41,7 +41,7 @@ func TestCheckMode(t *testing.T) {
 		t.Fatal("no X display: run this test under xvfb-run, as .ci/run does")
 	}
 	dir := t.TempDir()
-	ctx, cancel := testctx.BeforeDeadline(t, context.Background())
+	ctx, cancel := testkit.BeforeDeadline(t, context.Background())
 	defer cancel()
 	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), checkEnv+"="+dir)

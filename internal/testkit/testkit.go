@@ -1,7 +1,9 @@
 // Package testkit holds what the module's tests share: the options they give
 // goleak, goroutine counts inside testing/synctest bubbles, panic catchers
-// and collectors, gauges of functions running at once, a log of events, and
-// whether the race detector is on. Only tests import it; it imports no
+// and collectors, gauges of functions running at once, a log of events, a
+// buffer a logger may write while a test reads it, a context that ends
+// before the test's deadline, and whether the race detector is on. Only
+// tests (the examples' and the benchmarks' included) import it; it imports no
 // package of the module, so that any package's tests, internal or external,
 // may use it.
 package testkit

@@ -1,0 +1,36 @@
+package testkit
+
+import (
+	"context"
+	"testing"
+	"time"
+)
+
+// BeforeDeadline returns a context, derived from parent, that ends a little
+// before t's deadline (go test's -timeout) if t has one: a tenth of the time
+// left, at most 30 s, before it. Without a deadline, it ends only when
+// parent does or when it is canceled.
+//
+// It is for tests that wait on what no testing/synctest bubble can hold,
+// such as the real main thread, a child process or a browser: such a wait
+// has no bound of its own (on a busy machine the work takes what it
+// takes), but a hang ends a little before the deadline, while the test can
+// still say what it waited for, rather than go test ending the whole
+// binary. The caller must call the CancelFunc, as with
+// context.WithDeadline.
+func BeforeDeadline(t testing.TB, parent context.Context) (context.Context, context.CancelFunc) {
+	d, ok := deadline(t)
+	if !ok {
+		return context.WithCancel(parent)
+	}
+	return context.WithDeadline(parent, d.Add(-min(30*time.Second, time.Until(d)/10)))
+}
+
+// deadline returns t's deadline, if t has one: *testing.T has Deadline,
+// *testing.B and *testing.F do not.
+func deadline(t testing.TB) (time.Time, bool) {
+	if dt, ok := t.(interface{ Deadline() (time.Time, bool) }); ok {
+		return dt.Deadline()
+	}
+	return time.Time{}, false
+}

@@ -1,0 +1,47 @@
+package testkit_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/taskqueue-go/taskqueue/internal/testkit"
+)
+
+// TestBeforeDeadline: with a deadline from go test (its -timeout, 10
+// minutes unless set), the context ends before it; without one, the
+// context has none; either way it ends when its CancelFunc is called, and
+// when its parent ends.
+func TestBeforeDeadline(t *testing.T) {
+	ctx, cancel := testkit.BeforeDeadline(t, context.Background())
+	d, ok := t.Deadline()
+	cd, cok := ctx.Deadline()
+	switch {
+	case ok && (!cok || !cd.Before(d)):
+		t.Errorf("the test's deadline is %v; the context's is %v (set: %v), want one before it", d, cd, cok)
+	case !ok && cok:
+		t.Errorf("the test has no deadline; the context has %v, want none", cd)
+	}
+	if ctx.Err() != nil {
+		t.Errorf("the context is done at once: %v", ctx.Err())
+	}
+	cancel()
+	if ctx.Err() != context.Canceled {
+		t.Errorf("after cancel, Err() = %v; want context.Canceled", ctx.Err())
+	}
+
+	parent, cancelParent := context.WithCancel(context.Background())
+	child, cancel := testkit.BeforeDeadline(t, parent)
+	defer cancel()
+	cancelParent()
+	if child.Err() != context.Canceled {
+		t.Errorf("after its parent ended, Err() = %v; want context.Canceled", child.Err())
+	}
+
+	// A benchmark has no deadline: the context has none either.
+	b := &testing.B{}
+	bctx, cancel := testkit.BeforeDeadline(b, context.Background())
+	defer cancel()
+	if d, ok := bctx.Deadline(); ok {
+		t.Errorf("for a benchmark, the context has deadline %v; want none", d)
+	}
+}
