@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/taskqueue-go/taskqueue/internal/testkit"
 	"github.com/taskqueue-go/taskqueue/loom"
 	"github.com/taskqueue-go/taskqueue/mainthread"
 	"github.com/taskqueue-go/taskqueue/taskqueue"
@@ -124,6 +125,9 @@ func TestCallContextEndsWhileRunning(t *testing.T) {
 	if got := <-res; got != `"" context canceled` {
 		t.Errorf("CallValue whose context ended while fn ran = %s; want \"\" context canceled", got)
 	}
+	if finished.Load() {
+		t.Error("fn finished before it was released: CallValue waited for it")
+	}
 	close(release)
 	if err := mainthread.Call(bg, func() error { return nil }); err != nil {
 		t.Fatal(err)
@@ -206,7 +210,7 @@ func TestCallNilPanics(t *testing.T) {
 // TestCallAllocs: a call from another goroutine allocates nothing, Call's
 // and RunSyncOnMainThread's, and CallValue one record for the value.
 func TestCallAllocs(t *testing.T) {
-	if raceEnabled {
+	if testkit.RaceEnabled {
 		t.Skip("the race detector drops pooled call records on purpose")
 	}
 	nop := func() error { return nil }
@@ -271,7 +275,7 @@ func TestMainLoomPanicsSayMain(t *testing.T) {
 // its caller.
 func TestCallStress(t *testing.T) {
 	callers, per := 8, 400
-	if testing.Short() || raceEnabled {
+	if testing.Short() || testkit.RaceEnabled {
 		per = 100
 	}
 	var handled atomic.Int64

@@ -3,14 +3,12 @@
 package mainthread_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"log"
 	"log/slog"
 	"os"
-	"os/exec"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -18,6 +16,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/taskqueue-go/taskqueue/internal/testkit"
 	"github.com/taskqueue-go/taskqueue/loom"
 	"github.com/taskqueue-go/taskqueue/mainthread"
 	"github.com/taskqueue-go/taskqueue/taskqueue"
@@ -56,6 +55,16 @@ func TestCallRunsOnTheMainThread(t *testing.T) {
 	if n := off.Load(); n > 0 {
 		t.Errorf("%d calls ran off the main thread", n)
 	}
+	// A goroutine locked to another thread is not main.
+	locked := make(chan bool)
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		locked <- mainthread.IsMain()
+	}()
+	if <-locked {
+		t.Error("IsMain() = true on a goroutine locked to another thread")
+	}
 }
 
 // TestCallFromTheMainThreadRunsInline is the deadlock of other main-thread
@@ -81,19 +90,23 @@ func TestCallFromTheMainThreadRunsInline(t *testing.T) {
 	}
 }
 
+// TestCallPanicReachesTheCaller: a panic in fn reaches the caller of
+// RunSyncOnMainThread as a *taskqueue.PanicError with fn's stack, call after
+// call, and the loop serves on; a panic in a nested call on the main thread
+// reaches the nested caller.
 func TestCallPanicReachesTheCaller(t *testing.T) {
 	errBoom := errors.New("boom")
-	v := func() (v any) {
-		defer func() { v = recover() }()
-		taskqueue.RunSyncOnMainThread(bg, func() { panic(errBoom) })
-		return nil
-	}()
-	p, ok := v.(*taskqueue.PanicError)
-	if !ok || !errors.Is(p, errBoom) {
-		t.Fatalf("Call panicked with %v; want a *PanicError wrapping boom", v)
-	}
-	if !strings.Contains(string(p.Stack), "TestCallPanicReachesTheCaller") {
-		t.Errorf("stack does not show the panicking function:\n%s", p.Stack)
+	for i := range 20 {
+		v := testkit.PanicValue(func() {
+			taskqueue.RunSyncOnMainThread(bg, func() { panic(errBoom) })
+		})
+		p, ok := v.(*taskqueue.PanicError)
+		if !ok || !errors.Is(p, errBoom) {
+			t.Fatalf("panic %d: Call panicked with %v; want a *PanicError wrapping boom", i, v)
+		}
+		if !strings.Contains(string(p.Stack), "TestCallPanicReachesTheCaller") {
+			t.Fatalf("panic %d: stack does not show the panicking function:\n%s", i, p.Stack)
+		}
 	}
 	// The loop serves on.
 	got := ""
@@ -103,11 +116,9 @@ func TestCallPanicReachesTheCaller(t *testing.T) {
 	}
 	// A panic on the main thread's own nested call is wrapped the same way.
 	taskqueue.RunSyncOnMainThread(bg, func() {
-		v := func() (v any) {
-			defer func() { v = recover() }()
+		v := testkit.PanicValue(func() {
 			taskqueue.RunSyncOnMainThread(bg, func() { panic("inner") })
-			return nil
-		}()
+		})
 		if p, ok := v.(*taskqueue.PanicError); !ok || p.Value != "inner" {
 			t.Errorf("inline Call panicked with %v; want a *PanicError of \"inner\"", v)
 		}
@@ -193,56 +204,54 @@ func TestAbandonedCallPanicGoesToTheHandler(t *testing.T) {
 	}
 }
 
-func TestGo(t *testing.T) {
+// TestGoNeverBlocksAndKeepsOrder: RunAsyncOnMainThread never blocks,
+// however busy the main thread is: posters return while it is held; the
+// functions then run on the main thread, each poster's in the order it
+// posted them; and a panic in one goes to the main loom's panic handler.
+func TestGoNeverBlocksAndKeepsOrder(t *testing.T) {
 	got := make(chan *loom.PanicError, 1)
 	mainthread.Loom().Configure(loom.WithPanicHandler(func(p *loom.PanicError) { got <- p }))
 	defer restoreHandler()
 
-	// Go never blocks, however busy the main thread is.
 	release := busyMain(t)
-	var ran atomic.Int32
-	var onMain atomic.Int32
-	for range 10000 {
-		if err := taskqueue.RunAsyncOnMainThread(func() {
-			ran.Add(1)
-			if onMainThread(t) {
-				onMain.Add(1)
+	const posters, per = 4, 2500
+	ran := make([][]int, posters) // ran[p]: poster p's functions, as they ran
+	var offMain atomic.Int32
+	var wg sync.WaitGroup
+	for p := range posters {
+		wg.Go(func() {
+			for i := range per {
+				if err := taskqueue.RunAsyncOnMainThread(func() {
+					if !onMainThread(t) {
+						offMain.Add(1)
+					}
+					ran[p] = append(ran[p], i) // only the main thread writes
+				}); err != nil {
+					t.Error(err)
+					return
+				}
 			}
-		}); err != nil {
-			t.Fatal(err)
-		}
+		})
 	}
+	wg.Wait() // returns only if no post blocked behind the busy main thread
 	taskqueue.RunAsyncOnMainThread(func() { panic("async") })
 	release()
-	taskqueue.RunSyncOnMainThread(bg, func() {})
-	if ran.Load() != 10000 || onMain.Load() != 10000 {
-		t.Errorf("%d of 10000 ran, %d on the main thread", ran.Load(), onMain.Load())
+	taskqueue.RunSyncOnMainThread(bg, func() {}) // posted after every function: they have run
+	for p := range posters {
+		if len(ran[p]) != per {
+			t.Fatalf("poster %d: %d of %d functions ran", p, len(ran[p]), per)
+		}
+		for i, v := range ran[p] {
+			if v != i {
+				t.Fatalf("poster %d: function %d ran in place %d", p, v, i)
+			}
+		}
+	}
+	if n := offMain.Load(); n != 0 {
+		t.Errorf("%d functions ran off the main thread", n)
 	}
 	if p := <-got; p.Value != "async" {
-		t.Errorf("handler got %v; want the panic of the Go function", p.Value)
-	}
-}
-
-func TestRunOffTheMainGoroutinePanics(t *testing.T) {
-	v := func() (v any) {
-		defer func() { v = recover() }()
-		mainthread.Run(func() {})
-		return nil
-	}()
-	if fmt.Sprint(v) != "mainthread: Run called off the main goroutine" {
-		t.Errorf("Run off the main goroutine panicked with %v", v)
-	}
-}
-
-// TestTimersAndCoroutineFramesOfTheMainLoom: Run wakes for a timer of the
-// main loom when it falls due, and runs it on the main thread.
-func TestTimersAndCoroutineFramesOfTheMainLoom(t *testing.T) {
-	done := make(chan bool, 1)
-	taskqueue.RunAsyncOnMainThread(func() {
-		mainthread.Loom().PostAfter(5*time.Millisecond, func() { done <- mainthread.IsMain() })
-	})
-	if onMain := receive(t, done, "the run of a timer of the main loom (Run does not wake for timers?)"); !onMain {
-		t.Error("a timer of the main loom ran off the main goroutine")
+		t.Errorf("handler got %v; want the panic of the posted function", p.Value)
 	}
 }
 
@@ -279,45 +288,6 @@ func TestNilFunctionsPanic(t *testing.T) {
 			t.Errorf("%s(nil) panicked with %v", name, v)
 		}
 	}
-}
-
-// TestShutdownWithCallersWaiting runs a program whose app returns while
-// other goroutines keep calling into the main thread: every call either runs
-// or gets ErrClosed, and the program exits.
-func TestShutdownWithCallersWaiting(t *testing.T) {
-	out, err := runScenarioProcess(t, "shutdown")
-	if err != nil {
-		t.Fatalf("scenario failed: %v\n%s", err, out)
-	}
-	if !strings.Contains(out, "callers done") {
-		t.Errorf("scenario output:\n%s", out)
-	}
-}
-
-// runScenarioProcess runs this test binary again on the scenario name (see
-// TestMain) and returns what it printed. A child that hangs is killed a
-// little before the test binary's deadline (beforeDeadline), so that the
-// test fails with the child's output rather than the binary ending, and no
-// child outlives it.
-//
-// The child runs the scenario's program, given args "-test.run=^$"; with
-// other args, for notServedScenario, the tests they name.
-func runScenarioProcess(t *testing.T, name string, args ...string) (string, error) {
-	t.Helper()
-	ctx, cancel := beforeDeadline(t)
-	defer cancel()
-	if len(args) == 0 {
-		args = []string{"-test.run=^$"}
-	}
-	cmd := exec.CommandContext(ctx, os.Args[0], args...)
-	cmd.Env = append(os.Environ(), scenarioEnv+"="+name)
-	out, err := cmd.CombinedOutput()
-	return string(out), err
-}
-
-// restoreHandler gives the main loom back a handler like the default one.
-func restoreHandler() {
-	mainthread.Loom().Configure(loom.WithPanicHandler(func(p *loom.PanicError) { log.Printf("loom: action %v", p) }))
 }
 
 // TestMainLoomCoroutines: a coroutine of the main loom runs on the main
@@ -365,61 +335,6 @@ func TestCallContextDoneRunsNothing(t *testing.T) {
 	}
 }
 
-// A second Run panics with a message instead of serving nothing.
-func TestRunTwicePanics(t *testing.T) {
-	out, err := runScenarioProcess(t, "runtwice")
-	if err != nil {
-		t.Fatalf("scenario failed: %v\n%s", err, out)
-	}
-	if !strings.Contains(out, "second Run panicked: mainthread: Run called again") {
-		t.Errorf("scenario output:\n%s", out)
-	}
-}
-
-// TestRunWhileServingPanics: Run called on the main thread while Run serves
-// it says so, rather than that the loop has stopped.
-func TestRunWhileServingPanics(t *testing.T) {
-	var v any
-	taskqueue.RunSyncOnMainThread(bg, func() {
-		defer func() { v = recover() }()
-		mainthread.Run(func() {})
-	})
-	if want := "mainthread: Run called while Run serves the main thread: it serves once per process"; fmt.Sprint(v) != want {
-		t.Errorf("Run while serving panicked with %v; want %q", v, want)
-	}
-}
-
-// TestOwnFrameLoopServesWithoutRun runs a program with a frame loop of its
-// own on the main thread, which updates the main loom instead of calling
-// Run and sleeps until the wake function it gave the loom is called: a
-// Call and a RunAsyncOnMainThread from another goroutine wake it, and run
-// on the main thread.
-func TestOwnFrameLoopServesWithoutRun(t *testing.T) {
-	out, err := runScenarioProcess(t, "frameloop")
-	if err != nil {
-		t.Fatalf("scenario failed: %v\n%s", err, out)
-	}
-	if want := "a call ran on the main thread: true (<nil>); a post: true (<nil>)"; !strings.Contains(out, want) {
-		t.Errorf("scenario output lacks %q:\n%s", want, out)
-	}
-}
-
-// TestRunOptions runs a program that calls Run with WithFrameInterval(an
-// hour) and WithSpin(0): posted work and a due timer run at once, and the
-// loop runs no frame they do not bring, while a coroutine waits for every
-// frame; no caller polls for its outcome.
-func TestRunOptions(t *testing.T) {
-	out, err := runScenarioProcess(t, "options")
-	if err != nil {
-		t.Fatalf("scenario failed: %v\n%s", err, out)
-	}
-	for _, want := range []string{"20 calls ran, 20 of their callers went to wait", "(at most 3: true)"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("scenario output lacks %q:\n%s", want, out)
-		}
-	}
-}
-
 // TestNotServedWarnsOnceAndWaits: in a program that imports this package
 // but serves no main thread, work for it waits; once it has waited five
 // seconds with no frame run, a warning that says how to serve the main
@@ -436,7 +351,7 @@ func TestNotServedWarnsOnceAndWaits(t *testing.T) {
 		return
 	}
 	synctest.Test(t, func(t *testing.T) {
-		var log syncBuffer // written by the timer's goroutine
+		var log testkit.Buffer // written by the timer's goroutine
 		slog.SetDefault(slog.New(slog.NewTextHandler(&log, nil)))
 		warnings := func() int { return strings.Count(log.String(), "nothing serves") }
 		var ran atomic.Int32
@@ -474,23 +389,4 @@ func TestNotServedWarnsOnceAndWaits(t *testing.T) {
 			t.Errorf("%d functions ran in the frame; want 3", n)
 		}
 	})
-}
-
-// syncBuffer is a bytes.Buffer that a logger on another goroutine may
-// write while the test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (w *syncBuffer) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.Write(p)
-}
-
-func (w *syncBuffer) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.String()
 }
