@@ -11,6 +11,7 @@ import (
 	"github.com/taskqueue-go/taskqueue/internal/testkit"
 	"github.com/taskqueue-go/taskqueue/loom"
 	"github.com/taskqueue-go/taskqueue/mainthread"
+	"github.com/taskqueue-go/taskqueue/taskqueue"
 )
 
 // TestMain runs the tests under Run, so that the main thread serves them;
@@ -55,6 +56,17 @@ func receive[T any](t *testing.T, ch <-chan T, what string) T {
 		var zero T
 		return zero
 	}
+}
+
+// busyMain keeps the main thread busy until the returned function is called.
+func busyMain(t *testing.T) (release func()) {
+	t.Helper()
+	started, gate := make(chan struct{}), make(chan struct{})
+	if err := taskqueue.RunAsyncOnMainThread(func() { close(started); <-gate }); err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	return func() { close(gate) }
 }
 
 // restoreHandler gives the main loom back a handler like the default one.
