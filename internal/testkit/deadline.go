@@ -34,3 +34,9 @@ func deadline(t testing.TB) (time.Time, bool) {
 	}
 	return time.Time{}, false
 }
+
+// NoDeadline holds a *testing.T for rapid.Check inside a testing/synctest
+// bubble: given a *testing.T, rapid asks it for the test's deadline, a
+// call a bubble forbids; given a NoDeadline, which is not one, it bounds
+// its run by its own default.
+type NoDeadline struct{ *testing.T }

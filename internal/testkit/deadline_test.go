@@ -45,3 +45,15 @@ func TestBeforeDeadline(t *testing.T) {
 		t.Errorf("for a benchmark, the context has deadline %v; want none", d)
 	}
 }
+
+// TestNoDeadline: a NoDeadline runs as the test it holds, but is not a
+// *testing.T, the type rapid asks for a deadline.
+func TestNoDeadline(t *testing.T) {
+	var tb testing.TB = testkit.NoDeadline{T: t}
+	if _, ok := tb.(*testing.T); ok {
+		t.Error("a NoDeadline is a *testing.T")
+	}
+	if tb.Name() != t.Name() {
+		t.Errorf("Name() = %q; want the test's, %q", tb.Name(), t.Name())
+	}
+}
