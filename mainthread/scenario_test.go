@@ -1,12 +1,10 @@
 package mainthread_test
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
-	"os/exec"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -46,23 +44,12 @@ func runScenario(name string) int {
 }
 
 // runScenarioProcess runs this test binary again on the scenario name (see
-// TestMain) and returns what it printed. A child that hangs is killed a
-// little before the test binary's deadline (testkit.BeforeDeadline), so that the
-// test fails with the child's output rather than the binary ending, and no
-// child outlives it.
-//
-// The child runs the scenario's program, given args "-test.run=^$"; with
-// other args, for notServedScenario, the tests they name.
+// TestMain) and returns what it printed (testkit.RunChild). The child runs
+// the scenario's program, given no args; with args, for notServedScenario,
+// the tests they name.
 func runScenarioProcess(t *testing.T, name string, args ...string) (string, error) {
 	t.Helper()
-	ctx, cancel := testkit.BeforeDeadline(t, context.Background())
-	defer cancel()
-	if len(args) == 0 {
-		args = []string{"-test.run=^$"}
-	}
-	cmd := exec.CommandContext(ctx, os.Args[0], args...)
-	cmd.Env = append(os.Environ(), scenarioEnv+"="+name)
-	out, err := cmd.CombinedOutput()
+	out, err := testkit.RunChild(t, []string{scenarioEnv + "=" + name}, args...)
 	return string(out), err
 }
 

@@ -2,6 +2,8 @@ package testkit
 
 import (
 	"context"
+	"os"
+	"os/exec"
 	"testing"
 	"time"
 )
@@ -40,3 +42,24 @@ func deadline(t testing.TB) (time.Time, bool) {
 // call a bubble forbids; given a NoDeadline, which is not one, it bounds
 // its run by its own default.
 type NoDeadline struct{ *testing.T }
+
+// RunChild runs the test binary again, in a child process whose
+// environment is the test's with env added ("NAME=value" entries), with
+// args, or "-test.run=^$" (no tests) if there are none, and returns what
+// the child printed, stdout and stderr together, and its error. It is for
+// what a test cannot do in its own process: a program that needs the main
+// goroutine, or one whose main loop the test watches stop. The child is
+// killed a little before t's deadline (BeforeDeadline), so that the test
+// fails with what it printed rather than the binary ending, and no child
+// outlives it; it has no bound of its own.
+func RunChild(t testing.TB, env []string, args ...string) ([]byte, error) {
+	t.Helper()
+	ctx, cancel := BeforeDeadline(t, context.Background())
+	defer cancel()
+	if len(args) == 0 {
+		args = []string{"-test.run=^$"}
+	}
+	cmd := exec.CommandContext(ctx, os.Args[0], args...)
+	cmd.Env = append(os.Environ(), env...)
+	return cmd.CombinedOutput()
+}

@@ -2,6 +2,9 @@ package testkit_test
 
 import (
 	"context"
+	"errors"
+	"os/exec"
+	"strings"
 	"testing"
 
 	"github.com/taskqueue-go/taskqueue/internal/testkit"
@@ -55,5 +58,20 @@ func TestNoDeadline(t *testing.T) {
 	}
 	if tb.Name() != t.Name() {
 		t.Errorf("Name() = %q; want the test's, %q", tb.Name(), t.Name())
+	}
+}
+
+// TestRunChild: the child is this test binary, with the environment given
+// added; what it prints and how it exits come back; given args, it runs the
+// tests they name.
+func TestRunChild(t *testing.T) {
+	out, err := testkit.RunChild(t, []string{childEnv + "=hello"})
+	var exit *exec.ExitError
+	if string(out) != `the child got "hello"` || !errors.As(err, &exit) || exit.ExitCode() != 3 {
+		t.Errorf("RunChild = %q, %v; want the child's words and exit status 3", out, err)
+	}
+	out, err = testkit.RunChild(t, nil, "-test.run=^TestBuffer$", "-test.v")
+	if err != nil || !strings.Contains(string(out), "--- PASS: TestBuffer") {
+		t.Errorf("RunChild with -test.run=^TestBuffer$ = %v:\n%s", err, out)
 	}
 }
