@@ -4,7 +4,6 @@ package mainthread_test
 
 import (
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
@@ -41,13 +40,7 @@ func TestRunWakesForTimersOfTheMainLoom(t *testing.T) {
 // Call and a RunAsyncOnMainThread from another goroutine wake it, and run
 // on the main thread.
 func TestOwnFrameLoopServesWithoutRun(t *testing.T) {
-	out, err := runScenarioProcess(t, "frameloop")
-	if err != nil {
-		t.Fatalf("scenario failed: %v\n%s", err, out)
-	}
-	if want := "a call ran on the main thread: true (<nil>); a post: true (<nil>)"; !strings.Contains(out, want) {
-		t.Errorf("scenario output lacks %q:\n%s", want, out)
-	}
+	checkScenario(t, "frameloop", "a call ran on the main thread: true (<nil>); a post: true (<nil>)")
 }
 
 // TestRunOptions runs a program that calls Run with WithFrameInterval(an
@@ -55,15 +48,7 @@ func TestOwnFrameLoopServesWithoutRun(t *testing.T) {
 // loop runs no frame they do not bring, while a coroutine waits for every
 // frame; no caller polls for its outcome.
 func TestRunOptions(t *testing.T) {
-	out, err := runScenarioProcess(t, "options")
-	if err != nil {
-		t.Fatalf("scenario failed: %v\n%s", err, out)
-	}
-	for _, want := range []string{"20 calls ran, 20 of their callers went to wait", "(at most 3: true)"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("scenario output lacks %q:\n%s", want, out)
-		}
-	}
+	checkScenario(t, "options", "20 calls ran, 20 of their callers went to wait", "(at most 3: true)")
 }
 
 // TestOptionsPanicOnBadValues: WithFrameInterval and WithSpin refuse the
@@ -93,13 +78,7 @@ func TestOptionsPanicOnBadValues(t *testing.T) {
 // other goroutines keep calling into the main thread: every call either runs
 // or gets ErrClosed, and the program exits.
 func TestShutdownWithCallersWaiting(t *testing.T) {
-	out, err := runScenarioProcess(t, "shutdown")
-	if err != nil {
-		t.Fatalf("scenario failed: %v\n%s", err, out)
-	}
-	if !strings.Contains(out, "callers done") {
-		t.Errorf("scenario output:\n%s", out)
-	}
+	checkScenario(t, "shutdown", "callers done")
 }
 
 // TestRunOffTheMainGoroutinePanics: Run called off the main goroutine, here
@@ -128,11 +107,5 @@ func TestRunWhileServingPanics(t *testing.T) {
 
 // A second Run panics with a message instead of serving nothing.
 func TestRunTwicePanics(t *testing.T) {
-	out, err := runScenarioProcess(t, "runtwice")
-	if err != nil {
-		t.Fatalf("scenario failed: %v\n%s", err, out)
-	}
-	if !strings.Contains(out, "second Run panicked: mainthread: Run called again") {
-		t.Errorf("scenario output:\n%s", out)
-	}
+	checkScenario(t, "runtwice", "second Run panicked: mainthread: Run called again")
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -51,6 +52,21 @@ func runScenarioProcess(t *testing.T, name string, args ...string) (string, erro
 	t.Helper()
 	out, err := testkit.RunChild(t, []string{scenarioEnv + "=" + name}, args...)
 	return string(out), err
+}
+
+// checkScenario runs the program of scenario name in a child process and
+// fails the test unless it succeeds and prints each of want.
+func checkScenario(t *testing.T, name string, want ...string) {
+	t.Helper()
+	out, err := runScenarioProcess(t, name)
+	if err != nil {
+		t.Fatalf("scenario %s failed: %v\n%s", name, err, out)
+	}
+	for _, w := range want {
+		if !strings.Contains(out, w) {
+			t.Errorf("scenario %s's output lacks %q:\n%s", name, w, out)
+		}
+	}
 }
 
 // shutdownScenario: callers keep calling while app returns. Each call must
