@@ -10,6 +10,7 @@ import (
 	"github.com/sourcegraph/conc/iter"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/taskqueue-go/taskqueue/internal/testkit"
 	"github.com/taskqueue-go/taskqueue/taskqueue"
 )
 
@@ -30,7 +31,7 @@ func BenchmarkGroup(b *testing.B) {
 	ctx := context.Background()
 	run := func(b *testing.B, group func()) {
 		b.ReportAllocs()
-		defer ReportCPU(b)()
+		defer testkit.ReportCPU(b)()
 		for b.Loop() {
 			group()
 		}
@@ -98,7 +99,7 @@ func BenchmarkApply(b *testing.B) {
 	add := func(int) { sum.Add(1) }
 	run := func(b *testing.B, loop func()) {
 		b.ReportAllocs()
-		defer ReportCPU(b)()
+		defer testkit.ReportCPU(b)()
 		for b.Loop() {
 			loop()
 		}
@@ -145,7 +146,7 @@ func BenchmarkMap(b *testing.B) {
 	}
 	run := func(b *testing.B, m func() []int) {
 		b.ReportAllocs()
-		defer ReportCPU(b)()
+		defer testkit.ReportCPU(b)()
 		for b.Loop() {
 			if out := m(); out[mapSize-1] != (mapSize-1)*(mapSize-1) {
 				b.Fatalf("last result = %d", out[mapSize-1])

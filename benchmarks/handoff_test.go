@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/taskqueue-go/taskqueue/internal/testkit"
 	"github.com/taskqueue-go/taskqueue/loom"
 	"github.com/taskqueue-go/taskqueue/taskqueue"
 )
@@ -80,7 +81,7 @@ func BenchmarkMainThreadPost(b *testing.B) {
 	b.Run("impl=mainthread", func(b *testing.B) {
 		ctx := context.Background()
 		b.ReportAllocs()
-		defer ReportCPU(b)()
+		defer testkit.ReportCPU(b)()
 		for i := 1; b.Loop(); i++ {
 			taskqueue.RunAsyncOnMainThread(nop)
 			if i%frameEvery == 0 {
@@ -105,7 +106,7 @@ func BenchmarkMainThreadPost(b *testing.B) {
 			<-done
 		}
 		b.ReportAllocs()
-		defer ReportCPU(b)()
+		defer testkit.ReportCPU(b)()
 		for i := 1; b.Loop(); i++ {
 			calls <- nop
 			if i%frameEvery == 0 {

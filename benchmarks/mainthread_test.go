@@ -8,36 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/taskqueue-go/taskqueue/internal/testkit"
+	"github.com/taskqueue-go/taskqueue/internal/testkit/baseline"
 	_ "github.com/taskqueue-go/taskqueue/mainthread" // serves the main thread
 	"github.com/taskqueue-go/taskqueue/taskqueue"
 )
-
-// lockedServer is the design of golang.design/x/mainthread and
-// faiface/mainthread (neither is served by the module proxy): a goroutine
-// locked to its thread serving an unbuffered channel, and a done channel per
-// call.
-type lockedServer struct {
-	calls chan func()
-	wg    sync.WaitGroup
-}
-
-func newLockedServer() *lockedServer {
-	s := &lockedServer{calls: make(chan func())}
-	s.wg.Go(func() {
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-		for f := range s.calls {
-			f()
-		}
-	})
-	return s
-}
-
-func (s *lockedServer) call(f func()) {
-	done := make(chan struct{})
-	s.calls <- func() { f(); close(done) }
-	<-done
-}
 
 // spinningServer is the locked-goroutine design with the spin that
 // mainthread.Run has: after each call the server polls for the next one for
@@ -90,7 +65,7 @@ func (s *spinningServer) poll() *spinCall {
 	}
 }
 
-func (s *spinningServer) call(f func()) {
+func (s *spinningServer) Call(f func()) {
 	c := &spinCall{f: f, ch: make(chan struct{})}
 	s.next.Store(c)
 	select {
@@ -106,7 +81,7 @@ func (s *spinningServer) call(f func()) {
 	}
 }
 
-func (s *spinningServer) close() {
+func (s *spinningServer) Close() {
 	s.stop.Store(true)
 	select {
 	case s.wake <- struct{}{}:
@@ -131,27 +106,27 @@ func BenchmarkMainThreadCall(b *testing.B) {
 	b.Run("impl=mainthread", func(b *testing.B) {
 		ctx := context.Background()
 		b.ReportAllocs()
-		defer ReportCPU(b)()
+		defer testkit.ReportCPU(b)()
 		for b.Loop() {
 			taskqueue.RunSyncOnMainThread(ctx, nop)
 		}
 	})
 	b.Run("impl=lockedgoroutine-spin", func(b *testing.B) {
 		s := newSpinningServer(50 * time.Microsecond)
-		defer s.close()
+		defer s.Close()
 		b.ReportAllocs()
-		defer ReportCPU(b)()
+		defer testkit.ReportCPU(b)()
 		for b.Loop() {
-			s.call(nop)
+			s.Call(nop)
 		}
 	})
 	b.Run("impl=lockedgoroutine", func(b *testing.B) {
-		s := newLockedServer()
-		defer func() { close(s.calls); s.wg.Wait() }()
+		s := baseline.NewLockedThread()
+		defer s.Close()
 		b.ReportAllocs()
-		defer ReportCPU(b)()
+		defer testkit.ReportCPU(b)()
 		for b.Loop() {
-			s.call(nop)
+			s.Call(nop)
 		}
 	})
 }

@@ -6,7 +6,10 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/taskqueue-go/taskqueue/internal/testkit"
+	"github.com/taskqueue-go/taskqueue/internal/testkit/baseline"
 	"github.com/taskqueue-go/taskqueue/taskqueue"
 )
 
@@ -25,10 +28,10 @@ type task struct {
 }
 
 func tasks() []task {
-	n := SpinIters()
+	n := baseline.SpinRounds(time.Microsecond)
 	return []task{
 		{"tiny", func() { done.Add(1) }},
-		{"1us", func() { Spin(n); done.Add(1) }},
+		{"1us", func() { baseline.Spin(n); done.Add(1) }},
 	}
 }
 
@@ -77,7 +80,7 @@ func BenchmarkTrickle(b *testing.B) {
 				defer p.Close()
 				base := done.Load()
 				b.ReportAllocs()
-				defer ReportCPU(b)()
+				defer testkit.ReportCPU(b)()
 				for i := 1; b.Loop(); i++ {
 					p.Go()
 					drainTo(base + int64(i))
@@ -92,7 +95,7 @@ func benchQueue(b *testing.B, sys System, limit, subs, every int, f func()) {
 	defer p.Close()
 	base := done.Load()
 	b.ReportAllocs()
-	defer ReportCPU(b)()
+	defer testkit.ReportCPU(b)()
 	if subs == 1 {
 		// A counted loop, not b.Loop, so that the final drain is timed, as
 		// it is in the parallel columns: ns/op is per task run, in every
@@ -143,7 +146,7 @@ func BenchmarkSubmitWait(b *testing.B) {
 			p := sys.New(limit, func() { done.Add(1) })
 			defer p.Close()
 			b.ReportAllocs()
-			defer ReportCPU(b)()
+			defer testkit.ReportCPU(b)()
 			for b.Loop() {
 				p.Wait()
 			}
@@ -179,7 +182,7 @@ func BenchmarkLanes(b *testing.B) {
 	run := func(b *testing.B, submit func(i int)) {
 		base := done.Load()
 		b.ReportAllocs()
-		defer ReportCPU(b)()
+		defer testkit.ReportCPU(b)()
 		b.ResetTimer()
 		for i := 0; i < b.N; i++ { // counted, so that the final drain is timed
 			submit(i)

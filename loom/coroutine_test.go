@@ -11,6 +11,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/taskqueue-go/taskqueue/internal/testkit"
 	"github.com/taskqueue-go/taskqueue/loom"
 	"github.com/taskqueue-go/taskqueue/scheduler"
 )
@@ -75,14 +76,14 @@ func TestCoroutineHandle(t *testing.T) {
 	})
 	early := c.Done()
 	update(t, l)
-	if c.IsDone() || isClosed(early) || c.Err() != nil || errWhileRunning != nil {
+	if c.IsDone() || testkit.IsClosed(early) || c.Err() != nil || errWhileRunning != nil {
 		t.Errorf("while it waits: done %v, Done closed %v, Err() = %v, Err() while running = %v; want false, false, nil, nil",
-			c.IsDone(), isClosed(early), c.Err(), errWhileRunning)
+			c.IsDone(), testkit.IsClosed(early), c.Err(), errWhileRunning)
 	}
 	update(t, l)
-	if !c.IsDone() || !isClosed(early) || !isClosed(c.Done()) || c.Err() != nil {
+	if !c.IsDone() || !testkit.IsClosed(early) || !testkit.IsClosed(c.Done()) || c.Err() != nil {
 		t.Errorf("once its body returned: done %v, Done closed %v and %v, Err() = %v; want true, true, true, nil",
-			c.IsDone(), isClosed(early), isClosed(c.Done()), c.Err())
+			c.IsDone(), testkit.IsClosed(early), testkit.IsClosed(c.Done()), c.Err())
 	}
 }
 

@@ -419,7 +419,7 @@ func TestSteadyFrameAllocatesNothing(t *testing.T) {
 func TestFloodBuffersShrink(t *testing.T) {
 	t.Parallel() // long, and shares nothing with the other tests: it runs beside them
 	flood, budget := 300_000, 10_000
-	if raceEnabled || testing.Short() {
+	if testkit.RaceEnabled || testing.Short() {
 		flood, budget = 30_000, 1_000
 	}
 	l, _ := testLoom(t, loom.WithBudget(budget, 0))

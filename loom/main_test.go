@@ -3,7 +3,6 @@ package loom_test
 import (
 	"fmt"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -25,8 +24,7 @@ func TestMain(m *testing.M) {
 // recorded, as "3:resumed".
 type recorder struct {
 	l   *loom.Loom // nil: the entries name no frame
-	mu  sync.Mutex
-	got []string
+	log testkit.Log
 }
 
 // add records s.
@@ -34,22 +32,14 @@ func (r *recorder) add(s string) {
 	if r.l != nil {
 		s = fmt.Sprintf("%d:%s", r.l.Frame(), s)
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.got = append(r.got, s)
+	r.log.Add(s)
 }
 
 // note returns a function that records s.
 func (r *recorder) note(s string) func() { return func() { r.add(s) } }
 
 // take returns what was recorded since the last take.
-func (r *recorder) take() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	got := r.got
-	r.got = nil
-	return got
-}
+func (r *recorder) take() []string { return r.log.Take() }
 
 // expect fails the test, naming the moment when, unless what was recorded
 // since the last take is want.

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/taskqueue-go/taskqueue/internal/testkit"
 	"github.com/taskqueue-go/taskqueue/loom"
 )
 
@@ -38,14 +39,14 @@ func TestCoroutinesSnapshot(t *testing.T) {
 	}
 	// The slice, and at most two for each text of a wait (fmt's, whose
 	// printers come from a sync.Pool, which the race detector empties).
-	if n := testing.AllocsPerRun(100, func() { l.Coroutines() }); n > 1+2*2 && !raceEnabled {
+	if n := testing.AllocsPerRun(100, func() { l.Coroutines() }); n > 1+2*2 && !testkit.RaceEnabled {
 		t.Errorf("Coroutines() of two waiting coroutines allocates %v times; want at most 5", n)
 	}
 	q := l.StartCoroutine(func(yield func(loom.Instruction) bool) {}) // waits to begin
 	if infos := l.Coroutines(); len(infos) != 3 || infos[2] != (loom.CoroutineInfo{Coroutine: q, State: "queued"}) {
 		t.Errorf("Coroutines() = %+v; want a third, queued", infos)
 	}
-	if n := testing.AllocsPerRun(100, func() { l.Coroutines() }); n > 2+2*2 && !raceEnabled {
+	if n := testing.AllocsPerRun(100, func() { l.Coroutines() }); n > 2+2*2 && !testkit.RaceEnabled {
 		t.Errorf("Coroutines() with a coroutine waiting to begin allocates %v times; want at most 6", n)
 	}
 	update(t, l) // q begins and ends

@@ -10,6 +10,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/taskqueue-go/taskqueue/internal/testkit"
 	"github.com/taskqueue-go/taskqueue/loom"
 )
 
@@ -43,7 +44,7 @@ func TestStop(t *testing.T) {
 	r.expect(t, "Stop returned") // nothing runs on the caller
 	update(t, l)
 	r.expect(t, "the next frame", "3:a yield reported false", "3:a defer")
-	if a.Stop() || a.Err() != loom.ErrStopped || !a.IsDone() || !isClosed(a.Done()) {
+	if a.Stop() || a.Err() != loom.ErrStopped || !a.IsDone() || !testkit.IsClosed(a.Done()) {
 		t.Errorf("after its end: second Stop true, or Err() = %v, done %v; want false, ErrStopped, done", a.Err(), a.IsDone())
 	}
 

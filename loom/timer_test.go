@@ -14,6 +14,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/taskqueue-go/taskqueue/internal/testkit"
 	"github.com/taskqueue-go/taskqueue/loom"
 )
 
@@ -153,23 +154,23 @@ func TestTimerDone(t *testing.T) {
 	a := l.PostAfter(2*time.Millisecond, func() { ran++ })
 	b := l.PostAfter(2*time.Millisecond, func() {})
 	aDone, bDone := a.Done(), b.Done()
-	if a.IsDone() || b.IsDone() || isClosed(aDone) || isClosed(bDone) {
+	if a.IsDone() || b.IsDone() || testkit.IsClosed(aDone) || testkit.IsClosed(bDone) {
 		t.Fatal("a waiting timer reports done")
 	}
 	b.Stop()
-	if !b.IsDone() || !isClosed(bDone) || !isClosed(b.Done()) {
+	if !b.IsDone() || !testkit.IsClosed(bDone) || !testkit.IsClosed(b.Done()) {
 		t.Fatal("a stopped timer reports not done")
 	}
 	update(t, l)
-	if a.IsDone() || isClosed(aDone) {
+	if a.IsDone() || testkit.IsClosed(aDone) {
 		t.Fatal("a timer not due yet reports done")
 	}
 	update(t, l)
-	if !a.IsDone() || !isClosed(aDone) || ran != 1 {
-		t.Fatalf("after its due time: done %v, Done closed %v, ran %d", a.IsDone(), isClosed(aDone), ran)
+	if !a.IsDone() || !testkit.IsClosed(aDone) || ran != 1 {
+		t.Fatalf("after its due time: done %v, Done closed %v, ran %d", a.IsDone(), testkit.IsClosed(aDone), ran)
 	}
 	a.Reset(time.Millisecond)
-	if a.IsDone() || isClosed(a.Done()) {
+	if a.IsDone() || testkit.IsClosed(a.Done()) {
 		t.Fatal("a reset timer reports done")
 	}
 	update(t, l)
@@ -215,19 +216,9 @@ func TestTimerResetAfterClose(t *testing.T) {
 		if strings.HasSuffix(key, "ran") {
 			want = 1
 		}
-		if runs[key] != want || !tm.IsDone() || !isClosed(tm.Done()) {
+		if runs[key] != want || !tm.IsDone() || !testkit.IsClosed(tm.Done()) {
 			t.Errorf("%s: %d runs, done %v; want %d, done", key, runs[key], tm.IsDone(), want)
 		}
-	}
-}
-
-// isClosed reports, without blocking, whether ch is closed.
-func isClosed(ch <-chan struct{}) bool {
-	select {
-	case <-ch:
-		return true
-	default:
-		return false
 	}
 }
 

@@ -2,54 +2,24 @@ package mainthread_test
 
 import (
 	"context"
-	"runtime"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/taskqueue-go/taskqueue/internal/testkit"
+	"github.com/taskqueue-go/taskqueue/internal/testkit/baseline"
 	"github.com/taskqueue-go/taskqueue/mainthread"
 	"github.com/taskqueue-go/taskqueue/taskqueue"
 )
 
-// The baseline of BenchmarkRunSyncOnMainThread is the design of other main-thread packages:
-// a goroutine locked to its thread serving an unbuffered channel, with a done
-// channel per call.
-type lockedServer struct {
-	calls chan func()
-	wg    sync.WaitGroup
-}
-
-func newLockedServer() *lockedServer {
-	s := &lockedServer{calls: make(chan func())}
-	s.wg.Go(func() {
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-		for f := range s.calls {
-			f()
-		}
-	})
-	return s
-}
-
-func (s *lockedServer) call(f func()) {
-	done := make(chan struct{})
-	s.calls <- func() { f(); close(done) }
-	<-done
-}
-
-func (s *lockedServer) close() {
-	close(s.calls)
-	s.wg.Wait()
-}
-
-// BenchmarkRunSyncOnMainThread measures a call's round trip to the real main thread, served
-// by Run, against the locked-goroutine baseline; cpu-ns/op is the CPU time
-// the process spends per call, spinning included.
+// BenchmarkRunSyncOnMainThread measures a call's round trip to the real
+// main thread, served by Run, against the locked-goroutine baseline
+// (baseline.LockedThread, the design of other main-thread packages);
+// cpu-ns/op is the CPU time the process spends per call, spinning included.
 func BenchmarkRunSyncOnMainThread(b *testing.B) {
 	nop := func() {}
 	b.Run("impl=mainthread", func(b *testing.B) {
 		b.ReportAllocs()
-		defer reportCPU(b)()
+		defer testkit.ReportCPU(b)()
 		defer reportWaits(b)()
 		for b.Loop() {
 			taskqueue.RunSyncOnMainThread(bg, nop)
@@ -57,11 +27,11 @@ func BenchmarkRunSyncOnMainThread(b *testing.B) {
 	})
 	b.Run("impl=lockedgoroutine", func(b *testing.B) {
 		b.ReportAllocs()
-		s := newLockedServer()
-		defer s.close()
-		defer reportCPU(b)()
+		s := baseline.NewLockedThread()
+		defer s.Close()
+		defer testkit.ReportCPU(b)()
 		for b.Loop() {
-			s.call(nop)
+			s.Call(nop)
 		}
 	})
 }

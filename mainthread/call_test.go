@@ -6,14 +6,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
+	"os"
 	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
+	"github.com/taskqueue-go/taskqueue/internal/testkit"
 	"github.com/taskqueue-go/taskqueue/loom"
 	"github.com/taskqueue-go/taskqueue/mainthread"
 	"github.com/taskqueue-go/taskqueue/taskqueue"
@@ -46,9 +50,11 @@ func TestCallReturnsWhatFnReturns(t *testing.T) {
 	}
 }
 
-// TestCallOnTheMainThreadRunsInline: Call and CallValue made from a function
-// running on the main thread (or a coroutine of the main loom) run fn at
-// once, on the caller, where a queue of calls would wait for itself.
+// TestCallOnTheMainThreadRunsInline: Call, CallValue and
+// RunSyncOnMainThread made from a function running on the main thread (or
+// a coroutine of the main loom) run fn at once, on the caller, at any
+// depth, where a queue of calls would wait for itself: the deadlock of
+// other main-thread packages.
 func TestCallOnTheMainThreadRunsInline(t *testing.T) {
 	var order []string
 	err := mainthread.Call(bg, func() error {
@@ -58,10 +64,19 @@ func TestCallOnTheMainThreadRunsInline(t *testing.T) {
 		}
 		v, err := mainthread.CallValue(bg, func() (string, error) { return "inner CallValue", nil })
 		order = append(order, v)
-		return err
+		if err != nil {
+			return err
+		}
+		return taskqueue.RunSyncOnMainThread(bg, func() {
+			order = append(order, "inner RunSyncOnMainThread")
+			if err := mainthread.Call(bg, func() error { order = append(order, "a Call in it"); return nil }); err != nil {
+				t.Errorf("a Call three deep = %v", err)
+			}
+		})
 	})
-	if got := strings.Join(order, ", "); err != nil || got != "outer, inner Call, inner CallValue" {
-		t.Fatalf("Call = %v, ran %q; want nil, \"outer, inner Call, inner CallValue\"", err, got)
+	const want = "outer, inner Call, inner CallValue, inner RunSyncOnMainThread, a Call in it"
+	if got := strings.Join(order, ", "); err != nil || got != want {
+		t.Fatalf("Call = %v, ran %q; want nil, %q", err, got, want)
 	}
 	res := make(chan string, 1)
 	c := mainthread.Loom().StartCoroutine(func(yield func(loom.Instruction) bool) {
@@ -80,14 +95,17 @@ func TestCallOnTheMainThreadRunsInline(t *testing.T) {
 }
 
 // TestCallContextDoneBefore: a context done before the call runs nothing,
-// off the main thread and on it, and Call returns its error; CallValue
-// returns the zero value with it.
+// off the main thread and on it, and Call and RunSyncOnMainThread return
+// its error; CallValue returns the zero value with it.
 func TestCallContextDoneBefore(t *testing.T) {
 	ctx, cancel := context.WithCancelCause(bg)
 	cancel(errors.New("the cause"))
 	var ran atomic.Bool
 	if err := mainthread.Call(ctx, func() error { ran.Store(true); return nil }); err != context.Canceled || ran.Load() {
 		t.Errorf("Call with a done context = %v, ran %v; want context.Canceled, not run", err, ran.Load())
+	}
+	if err := taskqueue.RunSyncOnMainThread(ctx, func() { ran.Store(true) }); err != context.Canceled || ran.Load() {
+		t.Errorf("RunSyncOnMainThread with a done context = %v, ran %v; want context.Canceled, not run", err, ran.Load())
 	}
 	v, err := mainthread.CallValue(ctx, func() (int, error) { ran.Store(true); return 1, nil })
 	if v != 0 || err != context.Canceled || ran.Load() {
@@ -99,6 +117,12 @@ func TestCallContextDoneBefore(t *testing.T) {
 	})
 	if err != context.Canceled || ran.Load() {
 		t.Errorf("Call on the main thread with a done context = %v, ran %v; want context.Canceled, not run", err, ran.Load())
+	}
+	taskqueue.RunSyncOnMainThread(bg, func() {
+		err = taskqueue.RunSyncOnMainThread(ctx, func() { ran.Store(true) })
+	})
+	if err != context.Canceled || ran.Load() {
+		t.Errorf("RunSyncOnMainThread on the main thread with a done context = %v, ran %v; want context.Canceled, not run", err, ran.Load())
 	}
 }
 
@@ -124,6 +148,9 @@ func TestCallContextEndsWhileRunning(t *testing.T) {
 	if got := <-res; got != `"" context canceled` {
 		t.Errorf("CallValue whose context ended while fn ran = %s; want \"\" context canceled", got)
 	}
+	if finished.Load() {
+		t.Error("fn finished before it was released: CallValue waited for it")
+	}
 	close(release)
 	if err := mainthread.Call(bg, func() error { return nil }); err != nil {
 		t.Fatal(err)
@@ -133,34 +160,44 @@ func TestCallContextEndsWhileRunning(t *testing.T) {
 	}
 }
 
-// TestCallPanicReachesTheCallerFromMain: a panic in fn re-panics in the
-// caller as a *taskqueue.PanicError with fn's stack, recovered in the main
-// loom (its Source is "main"), and the loop serves on.
-func TestCallPanicReachesTheCallerFromMain(t *testing.T) {
+// TestCallPanicReachesTheCaller: a panic in fn re-panics in the caller of
+// Call, CallValue or RunSyncOnMainThread as a *taskqueue.PanicError with
+// fn's stack, recovered in the main loom (its Source is "main"), call after
+// call, and the loop serves on; a panic in a nested call on the main
+// thread reaches the nested caller.
+func TestCallPanicReachesTheCaller(t *testing.T) {
 	errBoom := errors.New("boom")
 	for name, call := range map[string]func(){
-		"Call":      func() { mainthread.Call(bg, func() error { panic(errBoom) }) },
-		"CallValue": func() { mainthread.CallValue(bg, func() (int, error) { panic(errBoom) }) },
+		"Call":                func() { mainthread.Call(bg, func() error { panic(errBoom) }) },
+		"CallValue":           func() { mainthread.CallValue(bg, func() (int, error) { panic(errBoom) }) },
+		"RunSyncOnMainThread": func() { taskqueue.RunSyncOnMainThread(bg, func() { panic(errBoom) }) },
 	} {
-		v := func() (v any) {
-			defer func() { v = recover() }()
-			call()
-			return nil
-		}()
-		p, ok := v.(*taskqueue.PanicError)
-		if !ok || !errors.Is(p, errBoom) || p.Source != "main" {
-			t.Fatalf("%s panicked with %#v; want a *PanicError of boom from main", name, v)
-		}
-		if p.Error() != "panic in main: boom" {
-			t.Errorf("%s's panic reads %q; want \"panic in main: boom\"", name, p.Error())
-		}
-		if !strings.Contains(string(p.Stack), "TestCallPanicReachesTheCallerFromMain") {
-			t.Errorf("%s's panic stack does not show fn:\n%s", name, p.Stack)
+		for i := range 10 {
+			v := testkit.PanicValue(call)
+			p, ok := v.(*taskqueue.PanicError)
+			if !ok || !errors.Is(p, errBoom) || p.Source != "main" {
+				t.Fatalf("%s, panic %d: panicked with %#v; want a *PanicError of boom from main", name, i, v)
+			}
+			if p.Error() != "panic in main: boom" {
+				t.Errorf("%s's panic reads %q; want \"panic in main: boom\"", name, p.Error())
+			}
+			if !strings.Contains(string(p.Stack), "TestCallPanicReachesTheCaller") {
+				t.Fatalf("%s's panic stack does not show fn:\n%s", name, p.Stack)
+			}
 		}
 	}
 	if v, err := mainthread.CallValue(bg, func() (string, error) { return "still serving", nil }); v != "still serving" || err != nil {
 		t.Errorf("after a panic, CallValue = %q, %v", v, err)
 	}
+	// A panic on the main thread's own nested call is wrapped the same way.
+	taskqueue.RunSyncOnMainThread(bg, func() {
+		v := testkit.PanicValue(func() {
+			taskqueue.RunSyncOnMainThread(bg, func() { panic("inner") })
+		})
+		if p, ok := v.(*taskqueue.PanicError); !ok || p.Value != "inner" {
+			t.Errorf("inline Call panicked with %v; want a *PanicError of \"inner\"", v)
+		}
+	})
 }
 
 // TestCallAfterTheLoopStopped runs a program whose main loop stops: when app
@@ -169,18 +206,9 @@ func TestCallPanicReachesTheCallerFromMain(t *testing.T) {
 // and CallValue return an error matching taskqueue.ErrClosed, rather than
 // wait forever.
 func TestCallAfterTheLoopStopped(t *testing.T) {
-	out, err := runScenarioProcess(t, "callclosed")
-	if err != nil {
-		t.Fatalf("scenario failed: %v\n%s", err, out)
-	}
-	for _, want := range []string{
+	checkScenario(t, "callclosed",
 		"after Run: the last post ran true, the timer ended with ErrClosed true",
-		"closed: Call true, CallValue true 0",
-	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("scenario output lacks %q:\n%s", want, out)
-		}
-	}
+		"closed: Call true, CallValue true 0")
 }
 
 // TestCallNilPanics: a nil function or context is a panic that names the
@@ -192,12 +220,7 @@ func TestCallNilPanics(t *testing.T) {
 		"mainthread: CallValue with a nil function": func() { mainthread.CallValue[int](bg, nil) },
 		"mainthread: CallValue with a nil context":  func() { mainthread.CallValue(nil, func() (int, error) { return 0, nil }) }, //lint:ignore SA1012 the nil context is the test
 	} {
-		v := func() (v any) {
-			defer func() { v = recover() }()
-			f()
-			return nil
-		}()
-		if fmt.Sprint(v) != want {
+		if v := testkit.PanicValue(f); fmt.Sprint(v) != want {
 			t.Errorf("panicked with %v; want %q", v, want)
 		}
 	}
@@ -206,7 +229,7 @@ func TestCallNilPanics(t *testing.T) {
 // TestCallAllocs: a call from another goroutine allocates nothing, Call's
 // and RunSyncOnMainThread's, and CallValue one record for the value.
 func TestCallAllocs(t *testing.T) {
-	if raceEnabled {
+	if testkit.RaceEnabled {
 		t.Skip("the race detector drops pooled call records on purpose")
 	}
 	nop := func() error { return nil }
@@ -235,29 +258,6 @@ func TestCallAllocs(t *testing.T) {
 	}
 }
 
-// TestMainLoomPanicsSayMain: the main loom is named "main", so that the
-// panics it reports say where they come from: the Source of a posted
-// function's panic, and the default report through log/slog.
-func TestMainLoomPanicsSayMain(t *testing.T) {
-	got := make(chan *loom.PanicError, 1)
-	mainthread.Loom().Configure(loom.WithPanicHandler(func(p *loom.PanicError) { got <- p }))
-	defer restoreHandler()
-	if err := taskqueue.RunAsyncOnMainThread(func() { panic("boom") }); err != nil {
-		t.Fatal(err)
-	}
-	if p := <-got; p.Source != "main" || p.Error() != "panic in main: boom" {
-		t.Errorf("the main loom reported %q from %q; want \"panic in main: boom\" from \"main\"", p.Error(), p.Source)
-	}
-
-	out, err := runScenarioProcess(t, "panicreport")
-	if err != nil {
-		t.Fatalf("scenario failed: %v\n%s", err, out)
-	}
-	if !strings.Contains(out, `msg="loom: a callback panicked" loom=main panic=boom`) {
-		t.Errorf("the default report of a panic on the main loom reads:\n%s\nwant it to name loom=main", out)
-	}
-}
-
 // TestCallStress races many callers on the real main thread, each call
 // drawn at random: one that returns, one that returns an error, one that
 // panics, one whose context is done before, one whose context ends at a
@@ -271,7 +271,7 @@ func TestMainLoomPanicsSayMain(t *testing.T) {
 // its caller.
 func TestCallStress(t *testing.T) {
 	callers, per := 8, 400
-	if testing.Short() || raceEnabled {
+	if testing.Short() || testkit.RaceEnabled {
 		per = 100
 	}
 	var handled atomic.Int64
@@ -387,4 +387,128 @@ func TestCallStress(t *testing.T) {
 	}
 	t.Logf("%d calls: %d returned, %d failed, %d panicked, %d given up (%d of them while they ran, %d panicking)",
 		callers*per, returned.Load(), failed.Load(), caught.Load(), gaveUp.Load(), ranAbandoned, panicsAbandoned)
+}
+
+// TestCallContextBoundsTheWait: a caller bounds its wait with a context:
+// one that ends while the call waits for a busy main thread makes the call
+// return ctx.Err(), and the call never runs; a context done already runs
+// nothing.
+func TestCallContextBoundsTheWait(t *testing.T) {
+	release := busyMain(t)
+	ran := false
+	ctx := endsOnWatch()
+	if err := taskqueue.RunSyncOnMainThread(ctx, func() { ran = true }); err != context.Canceled {
+		t.Errorf("RunSyncOnMainThread whose context ended while it waited = %v; want context.Canceled", err)
+	}
+	release()
+	taskqueue.RunSyncOnMainThread(bg, func() {}) // the canceled call was skipped by now
+	if ran {
+		t.Error("a canceled call ran")
+	}
+	if err := taskqueue.RunSyncOnMainThread(ctx, func() {}); err != context.Canceled {
+		t.Errorf("RunSyncOnMainThread with a done context = %v; want context.Canceled", err)
+	}
+}
+
+// endsOnWatch returns a context that is canceled the first time its Done
+// channel is asked for. A caller asks for it once, as it readies the wait
+// for its call, after it has checked the context (a done context runs
+// nothing) and before it waits: the context ends then, as a deadline that
+// passes while the call waits would, exactly and with no clock.
+func endsOnWatch() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &watchedContext{Context: ctx, cancel: cancel}
+}
+
+type watchedContext struct {
+	context.Context
+	cancel context.CancelFunc
+}
+
+func (c *watchedContext) Done() <-chan struct{} {
+	c.cancel()
+	return c.Context.Done()
+}
+
+// TestAbandonedCallPanicGoesToTheHandler: a caller that stops waiting while
+// its function runs leaves the panic to the main loom's handler.
+func TestAbandonedCallPanicGoesToTheHandler(t *testing.T) {
+	got := make(chan *loom.PanicError, 1)
+	mainthread.Loom().Configure(loom.WithPanicHandler(func(p *loom.PanicError) { got <- p }))
+	defer restoreHandler()
+	started, proceed := make(chan struct{}), make(chan struct{})
+	ctx, cancel := context.WithCancel(context.Background())
+	result := make(chan error)
+	go func() {
+		result <- taskqueue.RunSyncOnMainThread(ctx, func() {
+			close(started)
+			<-proceed
+			panic("after the caller left")
+		})
+	}()
+	<-started
+	cancel()
+	if err := <-result; err != context.Canceled {
+		t.Errorf("CallContext = %v; want Canceled", err)
+	}
+	close(proceed)
+	if p := <-got; p.Value != "after the caller left" {
+		t.Errorf("handler got %v", p.Value)
+	}
+}
+
+// TestNotServedWarnsOnceAndWaits: in a program that imports this package
+// but serves no main thread, work for it waits; once it has waited five
+// seconds with no frame run, a warning that says how to serve the main
+// thread goes to log/slog's default logger, once per process; a frame,
+// when one comes, runs the work. The test runs in a child process whose
+// main thread nothing serves, and there in a synctest bubble, where the
+// seconds pass at once; a goroutine of the bubble runs the frame at last.
+func TestNotServedWarnsOnceAndWaits(t *testing.T) {
+	if os.Getenv(scenarioEnv) != notServedScenario {
+		out, err := runScenarioProcess(t, notServedScenario, "-test.run=^TestNotServedWarnsOnceAndWaits$", "-test.v")
+		if err != nil || !strings.Contains(out, "--- PASS: TestNotServedWarnsOnceAndWaits") {
+			t.Fatalf("in a program whose main thread nothing serves: %v\n%s", err, out)
+		}
+		return
+	}
+	synctest.Test(t, func(t *testing.T) {
+		var log testkit.Buffer // written by the timer's goroutine
+		slog.SetDefault(slog.New(slog.NewTextHandler(&log, nil)))
+		warnings := func() int { return strings.Count(log.String(), "nothing serves") }
+		var ran atomic.Int32
+		taskqueue.RunAsyncOnMainThread(func() { ran.Add(1) })
+		called := make(chan error)
+		go func() { called <- mainthread.Call(bg, func() error { ran.Add(1); return nil }) }()
+
+		time.Sleep(5*time.Second - time.Nanosecond)
+		synctest.Wait()
+		if n := warnings(); n != 0 {
+			t.Fatalf("%d warnings before the work had waited five seconds:\n%s", n, log.String())
+		}
+		time.Sleep(time.Nanosecond)
+		synctest.Wait()
+		if n := warnings(); n != 1 || !strings.Contains(log.String(), "mainthread.Run") {
+			t.Fatalf("%d warnings once the work had waited five seconds; want one that names mainthread.Run:\n%s", n, log.String())
+		}
+
+		// More work, and more waiting, warn no more; the work waits on.
+		taskqueue.RunAsyncOnMainThread(func() { ran.Add(1) })
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		if n := warnings(); n != 1 {
+			t.Errorf("%d warnings after more work and a minute; want the one", n)
+		}
+		if n := ran.Load(); n != 0 {
+			t.Fatalf("%d functions ran with no frame run", n)
+		}
+
+		mainthread.Loom().Update()
+		if err := <-called; err != nil {
+			t.Errorf("Call = %v once a frame ran", err)
+		}
+		if n := ran.Load(); n != 3 {
+			t.Errorf("%d functions ran in the frame; want 3", n)
+		}
+	})
 }

@@ -2,15 +2,16 @@ package mainthread_test
 
 import (
 	"context"
+	"log"
 	"os"
 	"testing"
-	"time"
 
 	"go.uber.org/goleak"
 
 	"github.com/taskqueue-go/taskqueue/internal/testkit"
-
+	"github.com/taskqueue-go/taskqueue/loom"
 	"github.com/taskqueue-go/taskqueue/mainthread"
+	"github.com/taskqueue-go/taskqueue/taskqueue"
 )
 
 // TestMain runs the tests under Run, so that the main thread serves them;
@@ -35,28 +36,17 @@ func TestMain(m *testing.M) {
 // The real main thread is never in a testing/synctest bubble, so the tests
 // that wait for it, or for a child process, cannot have a hang reported as
 // a deadlock of a bubble. They wait without a bound of their own, on a
-// busy machine as long as it takes, but not past beforeDeadline: a hang
-// then fails the test that hangs, saying what it waited for (and, for a
-// child, what the child printed), where go test would end the whole binary
-// at its -timeout.
-
-// beforeDeadline returns a context that ends a little before t's deadline,
-// go test's -timeout, if there is one: a tenth of the time left, at most
-// 30 s, before it. Without a deadline, it ends only when canceled. The
-// caller must call the CancelFunc.
-func beforeDeadline(t *testing.T) (context.Context, context.CancelFunc) {
-	d, ok := t.Deadline()
-	if !ok {
-		return context.WithCancel(context.Background())
-	}
-	return context.WithDeadline(context.Background(), d.Add(-min(30*time.Second, time.Until(d)/10)))
-}
+// busy machine as long as it takes, but not past testkit.BeforeDeadline: a
+// hang then fails the test that hangs, saying what it waited for (and, for
+// a child, what the child printed), where go test would end the whole
+// binary at its -timeout.
 
 // receive returns the next value from ch, or fails the test, saying that
-// what never came, if none comes before beforeDeadline's context ends.
+// what never came, if none comes before testkit.BeforeDeadline's context
+// ends.
 func receive[T any](t *testing.T, ch <-chan T, what string) T {
 	t.Helper()
-	ctx, cancel := beforeDeadline(t)
+	ctx, cancel := testkit.BeforeDeadline(t, context.Background())
 	defer cancel()
 	select {
 	case v := <-ch:
@@ -66,4 +56,20 @@ func receive[T any](t *testing.T, ch <-chan T, what string) T {
 		var zero T
 		return zero
 	}
+}
+
+// busyMain keeps the main thread busy until the returned function is called.
+func busyMain(t *testing.T) (release func()) {
+	t.Helper()
+	started, gate := make(chan struct{}), make(chan struct{})
+	if err := taskqueue.RunAsyncOnMainThread(func() { close(started); <-gate }); err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	return func() { close(gate) }
+}
+
+// restoreHandler gives the main loom back a handler like the default one.
+func restoreHandler() {
+	mainthread.Loom().Configure(loom.WithPanicHandler(func(p *loom.PanicError) { log.Printf("loom: action %v", p) }))
 }

@@ -3,19 +3,11 @@
 package mainthread_test
 
 import (
-	"bytes"
-	"context"
-	"errors"
 	"fmt"
-	"log"
-	"log/slog"
-	"os"
-	"os/exec"
-	"strings"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
-	"testing/synctest"
 	"time"
 
 	"github.com/taskqueue-go/taskqueue/loom"
@@ -23,6 +15,10 @@ import (
 	"github.com/taskqueue-go/taskqueue/taskqueue"
 )
 
+// TestCallRunsOnTheMainThread: the package's init keeps the main goroutine
+// on the main OS thread, where Run serves calls: a call, from one goroutine
+// or from many at once, runs there, and IsMain says so; IsMain is false on
+// any other goroutine, one locked to another thread included.
 func TestCallRunsOnTheMainThread(t *testing.T) {
 	if onMainThread(t) {
 		t.Fatal("the test goroutine runs on the main thread")
@@ -56,193 +52,66 @@ func TestCallRunsOnTheMainThread(t *testing.T) {
 	if n := off.Load(); n > 0 {
 		t.Errorf("%d calls ran off the main thread", n)
 	}
-}
-
-// TestCallFromTheMainThreadRunsInline is the deadlock of other main-thread
-// packages: a call made from the main thread itself.
-func TestCallFromTheMainThreadRunsInline(t *testing.T) {
-	depth := 0
-	taskqueue.RunSyncOnMainThread(bg, func() {
-		depth++
-		taskqueue.RunSyncOnMainThread(bg, func() {
-			depth++
-			v := 0
-			taskqueue.RunSyncOnMainThread(bg, func() { v = depth })
-			if v != 2 {
-				t.Errorf("a nested Call read depth %d; want 2", v)
-			}
-			if err := taskqueue.RunSyncOnMainThread(context.Background(), func() { depth++ }); err != nil {
-				t.Errorf("CallContext = %v", err)
-			}
-		})
-	})
-	if depth != 3 {
-		t.Errorf("depth = %d; want 3", depth)
-	}
-}
-
-func TestCallPanicReachesTheCaller(t *testing.T) {
-	errBoom := errors.New("boom")
-	v := func() (v any) {
-		defer func() { v = recover() }()
-		taskqueue.RunSyncOnMainThread(bg, func() { panic(errBoom) })
-		return nil
-	}()
-	p, ok := v.(*taskqueue.PanicError)
-	if !ok || !errors.Is(p, errBoom) {
-		t.Fatalf("Call panicked with %v; want a *PanicError wrapping boom", v)
-	}
-	if !strings.Contains(string(p.Stack), "TestCallPanicReachesTheCaller") {
-		t.Errorf("stack does not show the panicking function:\n%s", p.Stack)
-	}
-	// The loop serves on.
-	got := ""
-	taskqueue.RunSyncOnMainThread(bg, func() { got = "still serving" })
-	if got != "still serving" {
-		t.Errorf("after a panic, Call ran %q", got)
-	}
-	// A panic on the main thread's own nested call is wrapped the same way.
-	taskqueue.RunSyncOnMainThread(bg, func() {
-		v := func() (v any) {
-			defer func() { v = recover() }()
-			taskqueue.RunSyncOnMainThread(bg, func() { panic("inner") })
-			return nil
-		}()
-		if p, ok := v.(*taskqueue.PanicError); !ok || p.Value != "inner" {
-			t.Errorf("inline Call panicked with %v; want a *PanicError of \"inner\"", v)
-		}
-	})
-}
-
-// busyMain keeps the main thread busy until the returned function is called.
-func busyMain(t *testing.T) (release func()) {
-	t.Helper()
-	started, gate := make(chan struct{}), make(chan struct{})
-	if err := taskqueue.RunAsyncOnMainThread(func() { close(started); <-gate }); err != nil {
-		t.Fatal(err)
-	}
-	<-started
-	return func() { close(gate) }
-}
-
-// TestCallContextBoundsTheWait: a caller bounds its wait with a context:
-// one that ends while the call waits for a busy main thread makes the call
-// return ctx.Err(), and the call never runs; a context done already runs
-// nothing.
-func TestCallContextBoundsTheWait(t *testing.T) {
-	release := busyMain(t)
-	ran := false
-	ctx := endsOnWatch()
-	if err := taskqueue.RunSyncOnMainThread(ctx, func() { ran = true }); err != context.Canceled {
-		t.Errorf("RunSyncOnMainThread whose context ended while it waited = %v; want context.Canceled", err)
-	}
-	release()
-	taskqueue.RunSyncOnMainThread(bg, func() {}) // the canceled call was skipped by now
-	if ran {
-		t.Error("a canceled call ran")
-	}
-	if err := taskqueue.RunSyncOnMainThread(ctx, func() {}); err != context.Canceled {
-		t.Errorf("RunSyncOnMainThread with a done context = %v; want context.Canceled", err)
-	}
-}
-
-// endsOnWatch returns a context that is canceled the first time its Done
-// channel is asked for. A caller asks for it once, as it readies the wait
-// for its call, after it has checked the context (a done context runs
-// nothing) and before it waits: the context ends then, as a deadline that
-// passes while the call waits would, exactly and with no clock.
-func endsOnWatch() context.Context {
-	ctx, cancel := context.WithCancel(context.Background())
-	return &watchedContext{Context: ctx, cancel: cancel}
-}
-
-type watchedContext struct {
-	context.Context
-	cancel context.CancelFunc
-}
-
-func (c *watchedContext) Done() <-chan struct{} {
-	c.cancel()
-	return c.Context.Done()
-}
-
-// TestAbandonedCallPanicGoesToTheHandler: a caller that stops waiting while
-// its function runs leaves the panic to the main loom's handler.
-func TestAbandonedCallPanicGoesToTheHandler(t *testing.T) {
-	got := make(chan *loom.PanicError, 1)
-	mainthread.Loom().Configure(loom.WithPanicHandler(func(p *loom.PanicError) { got <- p }))
-	defer restoreHandler()
-	started, proceed := make(chan struct{}), make(chan struct{})
-	ctx, cancel := context.WithCancel(context.Background())
-	result := make(chan error)
+	// A goroutine locked to another thread is not main.
+	locked := make(chan bool)
 	go func() {
-		result <- taskqueue.RunSyncOnMainThread(ctx, func() {
-			close(started)
-			<-proceed
-			panic("after the caller left")
-		})
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		locked <- mainthread.IsMain()
 	}()
-	<-started
-	cancel()
-	if err := <-result; err != context.Canceled {
-		t.Errorf("CallContext = %v; want Canceled", err)
-	}
-	close(proceed)
-	if p := <-got; p.Value != "after the caller left" {
-		t.Errorf("handler got %v", p.Value)
+	if <-locked {
+		t.Error("IsMain() = true on a goroutine locked to another thread")
 	}
 }
 
-func TestGo(t *testing.T) {
+// TestGoNeverBlocksAndKeepsOrder: RunAsyncOnMainThread never blocks,
+// however busy the main thread is: posters return while it is held; the
+// functions then run on the main thread, each poster's in the order it
+// posted them; and a panic in one goes to the main loom's panic handler.
+func TestGoNeverBlocksAndKeepsOrder(t *testing.T) {
 	got := make(chan *loom.PanicError, 1)
 	mainthread.Loom().Configure(loom.WithPanicHandler(func(p *loom.PanicError) { got <- p }))
 	defer restoreHandler()
 
-	// Go never blocks, however busy the main thread is.
 	release := busyMain(t)
-	var ran atomic.Int32
-	var onMain atomic.Int32
-	for range 10000 {
-		if err := taskqueue.RunAsyncOnMainThread(func() {
-			ran.Add(1)
-			if onMainThread(t) {
-				onMain.Add(1)
+	const posters, per = 4, 2500
+	ran := make([][]int, posters) // ran[p]: poster p's functions, as they ran
+	var offMain atomic.Int32
+	var wg sync.WaitGroup
+	for p := range posters {
+		wg.Go(func() {
+			for i := range per {
+				if err := taskqueue.RunAsyncOnMainThread(func() {
+					if !onMainThread(t) {
+						offMain.Add(1)
+					}
+					ran[p] = append(ran[p], i) // only the main thread writes
+				}); err != nil {
+					t.Error(err)
+					return
+				}
 			}
-		}); err != nil {
-			t.Fatal(err)
-		}
+		})
 	}
+	wg.Wait() // returns only if no post blocked behind the busy main thread
 	taskqueue.RunAsyncOnMainThread(func() { panic("async") })
 	release()
-	taskqueue.RunSyncOnMainThread(bg, func() {})
-	if ran.Load() != 10000 || onMain.Load() != 10000 {
-		t.Errorf("%d of 10000 ran, %d on the main thread", ran.Load(), onMain.Load())
+	taskqueue.RunSyncOnMainThread(bg, func() {}) // posted after every function: they have run
+	for p := range posters {
+		if len(ran[p]) != per {
+			t.Fatalf("poster %d: %d of %d functions ran", p, len(ran[p]), per)
+		}
+		for i, v := range ran[p] {
+			if v != i {
+				t.Fatalf("poster %d: function %d ran in place %d", p, v, i)
+			}
+		}
+	}
+	if n := offMain.Load(); n != 0 {
+		t.Errorf("%d functions ran off the main thread", n)
 	}
 	if p := <-got; p.Value != "async" {
-		t.Errorf("handler got %v; want the panic of the Go function", p.Value)
-	}
-}
-
-func TestRunOffTheMainGoroutinePanics(t *testing.T) {
-	v := func() (v any) {
-		defer func() { v = recover() }()
-		mainthread.Run(func() {})
-		return nil
-	}()
-	if fmt.Sprint(v) != "mainthread: Run called off the main goroutine" {
-		t.Errorf("Run off the main goroutine panicked with %v", v)
-	}
-}
-
-// TestTimersAndCoroutineFramesOfTheMainLoom: Run wakes for a timer of the
-// main loom when it falls due, and runs it on the main thread.
-func TestTimersAndCoroutineFramesOfTheMainLoom(t *testing.T) {
-	done := make(chan bool, 1)
-	taskqueue.RunAsyncOnMainThread(func() {
-		mainthread.Loom().PostAfter(5*time.Millisecond, func() { done <- mainthread.IsMain() })
-	})
-	if onMain := receive(t, done, "the run of a timer of the main loom (Run does not wake for timers?)"); !onMain {
-		t.Error("a timer of the main loom ran off the main goroutine")
+		t.Errorf("handler got %v; want the panic of the posted function", p.Value)
 	}
 }
 
@@ -261,63 +130,6 @@ func TestMainLoomScope(t *testing.T) {
 			t.Errorf("a scope of the main loom: %q; want %q", g, want)
 		}
 	}
-}
-
-func TestNilFunctionsPanic(t *testing.T) {
-	for name, f := range map[string]func(){
-		"Go":       func() { taskqueue.RunAsyncOnMainThread(nil) },
-		"Call":     func() { taskqueue.RunSyncOnMainThread(bg, nil) },
-		"Call ctx": func() { taskqueue.RunSyncOnMainThread(nil, func() {}) }, //lint:ignore SA1012 the nil context is the test
-
-	} {
-		v := func() (v any) {
-			defer func() { v = recover() }()
-			f()
-			return nil
-		}()
-		if !strings.HasPrefix(fmt.Sprint(v), "taskqueue: ") {
-			t.Errorf("%s(nil) panicked with %v", name, v)
-		}
-	}
-}
-
-// TestShutdownWithCallersWaiting runs a program whose app returns while
-// other goroutines keep calling into the main thread: every call either runs
-// or gets ErrClosed, and the program exits.
-func TestShutdownWithCallersWaiting(t *testing.T) {
-	out, err := runScenarioProcess(t, "shutdown")
-	if err != nil {
-		t.Fatalf("scenario failed: %v\n%s", err, out)
-	}
-	if !strings.Contains(out, "callers done") {
-		t.Errorf("scenario output:\n%s", out)
-	}
-}
-
-// runScenarioProcess runs this test binary again on the scenario name (see
-// TestMain) and returns what it printed. A child that hangs is killed a
-// little before the test binary's deadline (beforeDeadline), so that the
-// test fails with the child's output rather than the binary ending, and no
-// child outlives it.
-//
-// The child runs the scenario's program, given args "-test.run=^$"; with
-// other args, for notServedScenario, the tests they name.
-func runScenarioProcess(t *testing.T, name string, args ...string) (string, error) {
-	t.Helper()
-	ctx, cancel := beforeDeadline(t)
-	defer cancel()
-	if len(args) == 0 {
-		args = []string{"-test.run=^$"}
-	}
-	cmd := exec.CommandContext(ctx, os.Args[0], args...)
-	cmd.Env = append(os.Environ(), scenarioEnv+"="+name)
-	out, err := cmd.CombinedOutput()
-	return string(out), err
-}
-
-// restoreHandler gives the main loom back a handler like the default one.
-func restoreHandler() {
-	mainthread.Loom().Configure(loom.WithPanicHandler(func(p *loom.PanicError) { log.Printf("loom: action %v", p) }))
 }
 
 // TestMainLoomCoroutines: a coroutine of the main loom runs on the main
@@ -349,148 +161,20 @@ func TestMainLoomCoroutines(t *testing.T) {
 	}
 }
 
-// CallContext with a context that is done already runs nothing and returns
-// its error, on the main thread as elsewhere, as Queue.RunSync does.
-func TestCallContextDoneRunsNothing(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	ran := false
-	if err := taskqueue.RunSyncOnMainThread(ctx, func() { ran = true }); !errors.Is(err, context.Canceled) || ran {
-		t.Fatalf("off the main thread: err %v, ran %v; want context.Canceled and not run", err, ran)
+// TestMainLoomPanicsSayMain: the main loom is named "main", so that the
+// panics it reports say where they come from: the Source of a posted
+// function's panic, and the default report through log/slog.
+func TestMainLoomPanicsSayMain(t *testing.T) {
+	got := make(chan *loom.PanicError, 1)
+	mainthread.Loom().Configure(loom.WithPanicHandler(func(p *loom.PanicError) { got <- p }))
+	defer restoreHandler()
+	if err := taskqueue.RunAsyncOnMainThread(func() { panic("boom") }); err != nil {
+		t.Fatal(err)
 	}
-	var err error
-	taskqueue.RunSyncOnMainThread(bg, func() { err = taskqueue.RunSyncOnMainThread(ctx, func() { ran = true }) })
-	if !errors.Is(err, context.Canceled) || ran {
-		t.Fatalf("on the main thread: err %v, ran %v; want context.Canceled and not run", err, ran)
+	if p := <-got; p.Source != "main" || p.Error() != "panic in main: boom" {
+		t.Errorf("the main loom reported %q from %q; want \"panic in main: boom\" from \"main\"", p.Error(), p.Source)
 	}
-}
 
-// A second Run panics with a message instead of serving nothing.
-func TestRunTwicePanics(t *testing.T) {
-	out, err := runScenarioProcess(t, "runtwice")
-	if err != nil {
-		t.Fatalf("scenario failed: %v\n%s", err, out)
-	}
-	if !strings.Contains(out, "second Run panicked: mainthread: Run called again") {
-		t.Errorf("scenario output:\n%s", out)
-	}
-}
-
-// TestRunWhileServingPanics: Run called on the main thread while Run serves
-// it says so, rather than that the loop has stopped.
-func TestRunWhileServingPanics(t *testing.T) {
-	var v any
-	taskqueue.RunSyncOnMainThread(bg, func() {
-		defer func() { v = recover() }()
-		mainthread.Run(func() {})
-	})
-	if want := "mainthread: Run called while Run serves the main thread: it serves once per process"; fmt.Sprint(v) != want {
-		t.Errorf("Run while serving panicked with %v; want %q", v, want)
-	}
-}
-
-// TestOwnFrameLoopServesWithoutRun runs a program with a frame loop of its
-// own on the main thread, which updates the main loom instead of calling
-// Run and sleeps until the wake function it gave the loom is called: a
-// Call and a RunAsyncOnMainThread from another goroutine wake it, and run
-// on the main thread.
-func TestOwnFrameLoopServesWithoutRun(t *testing.T) {
-	out, err := runScenarioProcess(t, "frameloop")
-	if err != nil {
-		t.Fatalf("scenario failed: %v\n%s", err, out)
-	}
-	if want := "a call ran on the main thread: true (<nil>); a post: true (<nil>)"; !strings.Contains(out, want) {
-		t.Errorf("scenario output lacks %q:\n%s", want, out)
-	}
-}
-
-// TestRunOptions runs a program that calls Run with WithFrameInterval(an
-// hour) and WithSpin(0): posted work and a due timer run at once, and the
-// loop runs no frame they do not bring, while a coroutine waits for every
-// frame; no caller polls for its outcome.
-func TestRunOptions(t *testing.T) {
-	out, err := runScenarioProcess(t, "options")
-	if err != nil {
-		t.Fatalf("scenario failed: %v\n%s", err, out)
-	}
-	for _, want := range []string{"20 calls ran, 20 of their callers went to wait", "(at most 3: true)"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("scenario output lacks %q:\n%s", want, out)
-		}
-	}
-}
-
-// TestNotServedWarnsOnceAndWaits: in a program that imports this package
-// but serves no main thread, work for it waits; once it has waited five
-// seconds with no frame run, a warning that says how to serve the main
-// thread goes to log/slog's default logger, once per process; a frame,
-// when one comes, runs the work. The test runs in a child process whose
-// main thread nothing serves, and there in a synctest bubble, where the
-// seconds pass at once; a goroutine of the bubble runs the frame at last.
-func TestNotServedWarnsOnceAndWaits(t *testing.T) {
-	if os.Getenv(scenarioEnv) != notServedScenario {
-		out, err := runScenarioProcess(t, notServedScenario, "-test.run=^TestNotServedWarnsOnceAndWaits$", "-test.v")
-		if err != nil || !strings.Contains(out, "--- PASS: TestNotServedWarnsOnceAndWaits") {
-			t.Fatalf("in a program whose main thread nothing serves: %v\n%s", err, out)
-		}
-		return
-	}
-	synctest.Test(t, func(t *testing.T) {
-		var log syncBuffer // written by the timer's goroutine
-		slog.SetDefault(slog.New(slog.NewTextHandler(&log, nil)))
-		warnings := func() int { return strings.Count(log.String(), "nothing serves") }
-		var ran atomic.Int32
-		taskqueue.RunAsyncOnMainThread(func() { ran.Add(1) })
-		called := make(chan error)
-		go func() { called <- mainthread.Call(bg, func() error { ran.Add(1); return nil }) }()
-
-		time.Sleep(5*time.Second - time.Nanosecond)
-		synctest.Wait()
-		if n := warnings(); n != 0 {
-			t.Fatalf("%d warnings before the work had waited five seconds:\n%s", n, log.String())
-		}
-		time.Sleep(time.Nanosecond)
-		synctest.Wait()
-		if n := warnings(); n != 1 || !strings.Contains(log.String(), "mainthread.Run") {
-			t.Fatalf("%d warnings once the work had waited five seconds; want one that names mainthread.Run:\n%s", n, log.String())
-		}
-
-		// More work, and more waiting, warn no more; the work waits on.
-		taskqueue.RunAsyncOnMainThread(func() { ran.Add(1) })
-		time.Sleep(time.Minute)
-		synctest.Wait()
-		if n := warnings(); n != 1 {
-			t.Errorf("%d warnings after more work and a minute; want the one", n)
-		}
-		if n := ran.Load(); n != 0 {
-			t.Fatalf("%d functions ran with no frame run", n)
-		}
-
-		mainthread.Loom().Update()
-		if err := <-called; err != nil {
-			t.Errorf("Call = %v once a frame ran", err)
-		}
-		if n := ran.Load(); n != 3 {
-			t.Errorf("%d functions ran in the frame; want 3", n)
-		}
-	})
-}
-
-// syncBuffer is a bytes.Buffer that a logger on another goroutine may
-// write while the test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (w *syncBuffer) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.Write(p)
-}
-
-func (w *syncBuffer) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.String()
+	// The default report, through log/slog, names loom=main.
+	checkScenario(t, "panicreport", `msg="loom: a callback panicked" loom=main panic=boom`)
 }

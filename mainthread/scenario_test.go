@@ -5,10 +5,13 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"testing"
 	"time"
 
+	"github.com/taskqueue-go/taskqueue/internal/testkit"
 	"github.com/taskqueue-go/taskqueue/loom"
 	"github.com/taskqueue-go/taskqueue/mainthread"
 	"github.com/taskqueue-go/taskqueue/taskqueue"
@@ -39,6 +42,31 @@ func runScenario(name string) int {
 	}
 	fmt.Fprintln(os.Stderr, "unknown scenario", name)
 	return 2
+}
+
+// runScenarioProcess runs this test binary again on the scenario name (see
+// TestMain) and returns what it printed (testkit.RunChild). The child runs
+// the scenario's program, given no args; with args, for notServedScenario,
+// the tests they name.
+func runScenarioProcess(t *testing.T, name string, args ...string) (string, error) {
+	t.Helper()
+	out, err := testkit.RunChild(t, []string{scenarioEnv + "=" + name}, args...)
+	return string(out), err
+}
+
+// checkScenario runs the program of scenario name in a child process and
+// fails the test unless it succeeds and prints each of want.
+func checkScenario(t *testing.T, name string, want ...string) {
+	t.Helper()
+	out, err := runScenarioProcess(t, name)
+	if err != nil {
+		t.Fatalf("scenario %s failed: %v\n%s", name, err, out)
+	}
+	for _, w := range want {
+		if !strings.Contains(out, w) {
+			t.Errorf("scenario %s's output lacks %q:\n%s", name, w, out)
+		}
+	}
 }
 
 // shutdownScenario: callers keep calling while app returns. Each call must

@@ -1,21 +1,20 @@
 package mainthread
 
 import (
-	"bytes"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"github.com/taskqueue-go/taskqueue/internal/testkit"
 	"github.com/taskqueue-go/taskqueue/loom"
 )
 
 // A main thread that nothing serves is reported once its first caller has
 // waited notServedAfter; one that runs a frame in time is not.
 func TestNotServedIsReported(t *testing.T) {
-	var buf lockedBuffer
+	var buf testkit.Buffer
 	prev := slog.Default()
 	slog.SetDefault(slog.New(slog.NewTextHandler(&buf, nil)))
 	defer slog.SetDefault(prev)
@@ -48,30 +47,4 @@ func TestNotServedIsReported(t *testing.T) {
 		}
 		served.Close()
 	})
-}
-
-// lockedBuffer is a bytes.Buffer safe for a logger on another goroutine.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (w *lockedBuffer) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.Write(p)
-}
-
-func (w *lockedBuffer) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.String()
-}
-
-func (w *lockedBuffer) Len() int { return len(w.String()) }
-
-func (w *lockedBuffer) Reset() {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.b.Reset()
 }

@@ -754,7 +754,7 @@ func TestSchedulerModel(t *testing.T) {
 	}
 	synctest.Test(t, func(t *testing.T) {
 		for range rounds {
-			rapid.Check(bubbled{t}, func(t *rapid.T) {
+			rapid.Check(testkit.NoDeadline{T: t}, func(t *rapid.T) {
 				m := newModelMachine(t)
 				defer m.finish(t)
 				t.Repeat(rapid.StateMachineActions(m))
@@ -765,7 +765,3 @@ func TestSchedulerModel(t *testing.T) {
 		}
 	})
 }
-
-// bubbled is a *testing.T in a synctest bubble, for rapid.Check, which
-// otherwise asks for the test's deadline, a call the bubble forbids.
-type bubbled struct{ *testing.T }

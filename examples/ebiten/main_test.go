@@ -1,12 +1,10 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"image"
 	"image/color"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,7 +12,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/taskqueue-go/taskqueue/examples/internal/testctx"
+	"github.com/taskqueue-go/taskqueue/internal/testkit"
 )
 
 // checkEnv makes the test binary run the game in check mode instead of the
@@ -40,12 +38,8 @@ func TestCheckMode(t *testing.T) {
 		t.Fatal("no X display: run this test under xvfb-run, as .ci/run does")
 	}
 	path := filepath.Join(t.TempDir(), "shot.png")
-	ctx, cancel := testctx.BeforeDeadline(t, context.Background())
-	defer cancel()
-	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), checkEnv+"="+path)
 	start := time.Now()
-	out, err := cmd.CombinedOutput()
+	out, err := testkit.RunChild(t, []string{checkEnv + "=" + path})
 	if err != nil {
 		t.Fatalf("check mode failed after %v: %v\n%s", time.Since(start).Round(time.Millisecond), err, out)
 	}

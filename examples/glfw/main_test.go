@@ -1,12 +1,10 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"image"
 	"image/color"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,7 +13,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/taskqueue-go/taskqueue/examples/internal/fractal"
-	"github.com/taskqueue-go/taskqueue/examples/internal/testctx"
+	"github.com/taskqueue-go/taskqueue/internal/testkit"
 )
 
 // checkEnv makes the test binary run the program in check mode instead of
@@ -41,12 +39,8 @@ func TestCheckMode(t *testing.T) {
 		t.Fatal("no X display: run this test under xvfb-run, as .ci/run does")
 	}
 	dir := t.TempDir()
-	ctx, cancel := testctx.BeforeDeadline(t, context.Background())
-	defer cancel()
-	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), checkEnv+"="+dir)
 	start := time.Now()
-	out, err := cmd.CombinedOutput()
+	out, err := testkit.RunChild(t, []string{checkEnv + "=" + dir})
 	if err != nil {
 		t.Fatalf("check mode failed after %v: %v\n%s", time.Since(start).Round(time.Millisecond), err, out)
 	}

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"pgregory.net/rapid"
+
+	"github.com/taskqueue-go/taskqueue/internal/testkit"
 )
 
 // callMachine drives one Call step by step, the caller's and the runner's
@@ -224,7 +226,7 @@ func TestModel(t *testing.T) {
 		// so that the check of what the sequences reached does not fail on
 		// one unlucky draw.
 		for round := 0; round < 25 && !reachedAll(seen, ends); round++ {
-			rapid.Check(bubbleTB{t}, func(rt *rapid.T) {
+			rapid.Check(testkit.NoDeadline{T: t}, func(rt *rapid.T) {
 				m := &callMachine{c: new(Call), stop: func() {}, seen: seen}
 				rt.Cleanup(m.cleanup)
 				rt.Repeat(rapid.StateMachineActions(m))
@@ -238,10 +240,6 @@ func TestModel(t *testing.T) {
 		}
 	})
 }
-
-// bubbleTB hands rapid a bubble's test without its Deadline, which a bubble
-// may not call; rapid then bounds its run by its own default.
-type bubbleTB struct{ *testing.T }
 
 // reachedAll reports whether every one of ends was seen.
 func reachedAll(seen map[string]int, ends []string) bool {

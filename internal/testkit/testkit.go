@@ -1,9 +1,13 @@
 // Package testkit holds what the module's tests share: the options they give
 // goleak, goroutine counts inside testing/synctest bubbles, panic catchers
-// and collectors, gauges of functions running at once, a log of events, and
-// whether the race detector is on. Only tests import it; it imports no
-// package of the module, so that any package's tests, internal or external,
-// may use it.
+// and collectors, gauges of functions running at once, a log of events, a
+// buffer a logger may write while a test reads it, a context that ends
+// before the test's deadline, a child process of the test binary, a test
+// for rapid inside a bubble, the CPU time a benchmark costs, and whether
+// the race detector is on. Package baseline, below it, holds what the
+// benchmarks measure against. Only tests (the examples' and the
+// benchmarks' included) import it; it imports no package of the module, so
+// that any package's tests, internal or external, may use it.
 package testkit
 
 import (

@@ -23,10 +23,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
+	"github.com/taskqueue-go/taskqueue/internal/testkit/baseline"
 	"github.com/taskqueue-go/taskqueue/mainthread"
 )
 
@@ -46,16 +45,16 @@ func main() {
 		}
 		ns = append(ns, n)
 	}
-	iters := spinIters(*work)
+	iters := baseline.SpinRounds(*work)
 	mainthread.Run(func() {
 		fmt.Printf("GOMAXPROCS=%d, %d CPUs; each call %v of work on the main thread; %d rounds of %v a side\n",
 			runtime.GOMAXPROCS(0), runtime.NumCPU(), *work, *rounds, *round)
 		fmt.Printf("%12s %16s %22s %8s %14s %14s\n", "calls/frame", "mainthread fps", "locked goroutine fps", "×", "µs/call main", "µs/call locked")
-		s := newLockedServer()
-		defer s.close()
+		s := baseline.NewLockedThread()
+		defer s.Close()
 		for _, n := range ns {
 			viaMain := func() {
-				f := func() error { spin(iters); return nil }
+				f := func() error { baseline.Spin(iters); return nil }
 				ctx := context.Background()
 				for range n {
 					mainthread.Call(ctx, f)
@@ -63,7 +62,7 @@ func main() {
 			}
 			viaLocked := func() {
 				for range n {
-					s.call(func() { spin(iters) })
+					s.Call(func() { baseline.Spin(iters) })
 				}
 			}
 			var m, l, ratio []float64
@@ -96,57 +95,4 @@ func median(xs []float64) float64 {
 	s := slices.Clone(xs)
 	slices.Sort(s)
 	return s[len(s)/2]
-}
-
-// spin does n rounds of arithmetic that the compiler cannot remove: the
-// work of a call. (The benchmarks package has the same, but importing it
-// imports the pools it compares, one of which starts goroutines of its own
-// that would run beside the frames.)
-func spin(n int) {
-	x := uint64(n)
-	for range n {
-		x = x*6364136223846793005 + 1442695040888963407
-	}
-	sink.Add(x)
-}
-
-var sink atomic.Uint64
-
-// spinIters returns how many rounds of spin take about d on this machine.
-func spinIters(d time.Duration) int {
-	const rounds = 1 << 22
-	start := time.Now()
-	spin(rounds)
-	return max(1, int(rounds*int64(d)/int64(time.Since(start))))
-}
-
-// lockedServer is the design of golang.design/x/mainthread and
-// faiface/mainthread: a goroutine locked to its thread serving a channel of
-// functions, and a done channel per call.
-type lockedServer struct {
-	calls chan func()
-	wg    sync.WaitGroup
-}
-
-func newLockedServer() *lockedServer {
-	s := &lockedServer{calls: make(chan func())}
-	s.wg.Go(func() {
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-		for f := range s.calls {
-			f()
-		}
-	})
-	return s
-}
-
-func (s *lockedServer) call(f func()) {
-	done := make(chan struct{})
-	s.calls <- func() { f(); close(done) }
-	<-done
-}
-
-func (s *lockedServer) close() {
-	close(s.calls)
-	s.wg.Wait()
 }

@@ -22,9 +22,9 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/taskqueue-go/taskqueue/examples/internal/fractal"
-	"github.com/taskqueue-go/taskqueue/examples/internal/testctx"
 	"github.com/taskqueue-go/taskqueue/examples/web/internal/page"
 	"github.com/taskqueue-go/taskqueue/examples/web/internal/site"
+	"github.com/taskqueue-go/taskqueue/internal/testkit"
 )
 
 var screenshotOut = flag.String("screenshot", "", "write TestPage's screenshot of the canvas to this PNG file")
@@ -168,7 +168,7 @@ func load(t *testing.T, url string) (result, []byte) {
 	// The page takes what the machine gives it: the wait has no bound of its
 	// own, only go test's -timeout, which it leaves a little early so that
 	// the failure comes with the page's console.
-	wctx, cancelWait := testctx.BeforeDeadline(t, ctx)
+	wctx, cancelWait := testkit.BeforeDeadline(t, ctx)
 	defer cancelWait()
 	r, err := chromedp.Run(wctx, chromedp.Poll[result]("window.taskqueueWeb",
 		chromedp.WithPollingInterval(100*time.Millisecond), chromedp.WithPollingTimeout(0)))

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package benchmarks
+package testkit
 
 import (
 	"testing"

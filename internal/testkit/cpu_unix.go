@@ -1,6 +1,6 @@
 //go:build unix
 
-package benchmarks
+package testkit
 
 import (
 	"syscall"
@@ -9,7 +9,9 @@ import (
 )
 
 // ReportCPU starts measuring the process's CPU time and returns a function
-// that reports it per operation as cpu-ns/op.
+// that reports it per operation as the metric cpu-ns/op: what a benchmark
+// costs the machine, polling and spinning included, beside ns/op's wall
+// time. Where CPUTime reads nothing, the metric is 0.
 func ReportCPU(b *testing.B) func() {
 	start := CPUTime()
 	return func() {
@@ -17,7 +19,7 @@ func ReportCPU(b *testing.B) func() {
 	}
 }
 
-// CPUTime returns the CPU time the process has used.
+// CPUTime returns the CPU time the process has used, user and system.
 func CPUTime() time.Duration {
 	var u syscall.Rusage
 	syscall.Getrusage(syscall.RUSAGE_SELF, &u)

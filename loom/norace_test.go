@@ -1,5 +1,0 @@
-//go:build !race
-
-package loom_test
-
-const raceEnabled = false

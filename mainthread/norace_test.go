@@ -1,5 +1,0 @@
-//go:build !race
-
-package mainthread_test
-
-const raceEnabled = false
