@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/taskqueue-go/taskqueue/internal/testkit/baseline"
 	"github.com/taskqueue-go/taskqueue/taskqueue"
 )
 
@@ -30,34 +31,16 @@ var counter atomic.Int64
 
 func tinyTask() { counter.Add(1) }
 
-// spinIters is how many rounds of spin take about a microsecond here.
-var spinIters = sync.OnceValue(func() int {
-	const rounds = 1 << 20
-	start := time.Now()
-	spin(rounds)
-	return int(rounds * int64(time.Microsecond) / int64(time.Since(start)))
-})
-
-var sink atomic.Uint64
-
-func spin(n int) {
-	x := uint64(n)
-	for range n {
-		x = x*6364136223846793005 + 1442695040888963407
-	}
-	sink.Add(x)
-}
-
 type benchTask struct {
 	name string
 	f    func()
 }
 
 func benchTasks() []benchTask {
-	n := spinIters()
+	n := baseline.SpinRounds(time.Microsecond)
 	return []benchTask{
 		{"tiny", tinyTask},
-		{"1us", func() { spin(n) }},
+		{"1us", func() { baseline.Spin(n) }},
 	}
 }
 
