@@ -1,11 +1,13 @@
 package scheduler_test
 
 import (
+	"fmt"
 	"slices"
 	"sync"
 	"testing"
 	"testing/synctest"
 
+	"github.com/taskqueue-go/taskqueue/internal/testkit"
 	"github.com/taskqueue-go/taskqueue/scheduler"
 )
 
@@ -71,4 +73,35 @@ func TestPriorityPreempts(t *testing.T) {
 	if n > quantum {
 		t.Errorf("the high-priority item waited for %d items of priority 0; want at most one quantum (%d)", n, quantum)
 	}
+}
+
+// TestPriorityOrdersChildrenNotTheTargetsOwnItems: priorities order a
+// target's children among themselves; the target's own items keep their
+// places in its list, in the order they were queued with the children's
+// turns. On a busy target of limit 1: two own items, then items of a child
+// of priority 0, then of a child of priority 1, then a third own item. The
+// own items queued first start first; the turn the low child asked for goes
+// to the high one; the third own item comes last.
+func TestPriorityOrdersChildrenNotTheTargetsOwnItems(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		root := scheduler.New(1)
+		low := scheduler.New(1, scheduler.WithTarget(root))
+		high := scheduler.New(1, scheduler.WithTarget(root), scheduler.WithPriority(1))
+		var log testkit.Log
+		release := make(chan struct{})
+		root.Enqueue(scheduler.Func(func() { <-release }))
+		synctest.Wait()
+		root.Enqueue(scheduler.Func(func() { log.Add("own 1") }))
+		root.Enqueue(scheduler.Func(func() { log.Add("own 2") }))
+		for i := range 3 {
+			low.Enqueue(scheduler.Func(func() { log.Add(fmt.Sprint("low ", i)) }))
+		}
+		for i := range 3 {
+			high.Enqueue(scheduler.Func(func() { log.Add(fmt.Sprint("high ", i)) }))
+		}
+		root.Enqueue(scheduler.Func(func() { log.Add("own 3") }))
+		close(release)
+		mustWait(t, root)
+		expect(t, "in the end", log.Take(), "own 1", "own 2", "high 0", "high 1", "high 2", "low 0", "low 1", "low 2", "own 3")
+	})
 }

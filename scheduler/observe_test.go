@@ -211,3 +211,21 @@ func BenchmarkObserve(b *testing.B) {
 		}
 	}
 }
+
+// TestWaitLatencySamplesABacklog: Stats.Wait samples one item in 64 however
+// long the backlog: 6,400 items queued at once on a scheduler of limit 1,
+// each running a millisecond, give 100 samples, the longest wait over 6
+// seconds.
+func TestWaitLatencySamplesABacklog(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const n = 6400
+		s := scheduler.New(1)
+		for range n {
+			s.Enqueue(scheduler.Func(func() { time.Sleep(time.Millisecond) }))
+		}
+		s.Wait(context.Background())
+		if w := s.Stats().Wait; w.Samples != n/64 || w.Max < 6*time.Second {
+			t.Errorf("Stats().Wait = %+v after %d items of 1ms queued at once; want %d samples, the longest over 6s", w, n, n/64)
+		}
+	})
+}

@@ -115,3 +115,26 @@ func TestGoexit(t *testing.T) {
 		}
 	})
 }
+
+// TestPanicHandlerGoexitPassesTheSlotOn: a panic handler that calls
+// runtime.Goexit (as testing.T.FailNow does) ends its worker as an item's
+// Goexit would: the slot passes to a new worker, the items after run, and
+// Wait returns.
+func TestPanicHandlerGoexitPassesTheSlotOn(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var log testkit.Log
+		s := scheduler.New(1, scheduler.WithPanicHandler(func(p *scheduler.PanicError) {
+			log.Add(fmt.Sprint("handler: ", p.Value))
+			runtime.Goexit()
+		}))
+		s.Enqueue(scheduler.Func(func() { panic("boom") }))
+		s.Enqueue(scheduler.Func(func() { log.Add("after") }))
+		synctest.Wait()
+		expect(t, "once the bubble is at rest", log.Take(), "handler: boom", "after")
+		if st := s.Stats(); st.Running != 0 || st.Pending != 0 {
+			s.CloseNow()
+			t.Fatalf("Stats() = %+v once the bubble is at rest; want nothing running or pending", st)
+		}
+		mustWait(t, s)
+	})
+}

@@ -370,3 +370,43 @@ func TestWaitsWithAnotherContextLastUntilItEnds(t *testing.T) {
 		})
 	}
 }
+
+// TestWaitForAContinuationOfItsOwnQueuedTaskPanics: a continuation's
+// antecedents are work that a wait for it waits for. A task of a serial
+// queue that waits, with its context, for a continuation (on another queue)
+// of a task it queued on its own queue could only wait for itself, the
+// antecedent needing the slot the waiter holds: the wait panics, naming the
+// call, as for the antecedent itself, whether the continuation was made
+// with Handle.Then or with the generic Then.
+func TestWaitForAContinuationOfItsOwnQueuedTaskPanics(t *testing.T) {
+	waits := map[string]func(ctx context.Context, q, other *taskqueue.Queue){
+		"Handle.Then": func(ctx context.Context, q, other *taskqueue.Queue) {
+			h := q.RunAsync(ctx, nop)
+			h.Then(ctx, other, nop).Wait(ctx)
+		},
+		"Then": func(ctx context.Context, q, other *taskqueue.Queue) {
+			f := taskqueue.RunAsync(ctx, q, func(context.Context) (int, error) { return 1, nil })
+			taskqueue.Then(ctx, f, other, func(_ context.Context, x int) (int, error) { return x + 1, nil }).Wait(ctx)
+		},
+	}
+	for name, wait := range waits {
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				q, other := taskqueue.NewSerial(), taskqueue.NewConcurrent(2)
+				start := time.Now()
+				var msg string
+				q.RunAsync(t.Context(), func(ctx context.Context) error {
+					ctx, cancel := context.WithTimeout(ctx, time.Hour) // so that a wait that does not panic ends
+					defer cancel()
+					msg = testkit.PanicMessage(func() { wait(ctx, q, other) })
+					return nil
+				}).Wait(t.Context())
+				if want := "taskqueue: Handle.Wait from a task of the serial queue it waits for, which would wait for itself"; msg != want {
+					t.Errorf("the wait panicked with %q after %v; want %q at once", msg, time.Since(start), want)
+				}
+				q.Close()
+				other.Close()
+			})
+		})
+	}
+}

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"log/slog"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -914,5 +916,64 @@ func TestAwaitedPanicsGoToTheHandleAlone(t *testing.T) {
 	var none context.Context
 	if msg := testkit.PanicMessage(func() { taskqueue.Awaited(none) }); msg != "taskqueue: Awaited(nil)" {
 		t.Errorf("Awaited(nil) panicked with %q", msg)
+	}
+}
+
+// TestInPlaceCallWithTheTasksContextWaitsAndWarns: a function run in a
+// task's place (Apply's f, RunSync's f on the task's own queue) that calls
+// something running in the task's place with the task's context, not its
+// own, waits for the turn it holds itself: the call lasts until that
+// context ends, exactly, without running its function, and after five
+// seconds it says so through log/slog.
+func TestInPlaceCallWithTheTasksContextWaitsAndWarns(t *testing.T) {
+	calls := map[string]func(task context.Context, q *taskqueue.Queue, ran *atomic.Int64) error{
+		"RunSync in Apply's f": func(task context.Context, q *taskqueue.Queue, ran *atomic.Int64) (err error) {
+			taskqueue.Apply(task, q, 1, func(int) {
+				err = q.RunSync(task, func(context.Context) error { ran.Add(1); return nil })
+			})
+			return err
+		},
+		"Apply in Apply's f": func(task context.Context, q *taskqueue.Queue, ran *atomic.Int64) (err error) {
+			taskqueue.Apply(task, q, 1, func(int) {
+				err = taskqueue.Apply(task, q, 1, func(int) { ran.Add(1) })
+			})
+			return err
+		},
+		"RunSync in RunSync's f, with the outer context": func(task context.Context, q *taskqueue.Queue, ran *atomic.Int64) (err error) {
+			q.RunSync(task, func(context.Context) error {
+				err = q.RunSync(task, func(context.Context) error { ran.Add(1); return nil })
+				return nil
+			})
+			return err
+		},
+	}
+	for name, call := range calls {
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var logged strings.Builder
+				old := slog.Default()
+				slog.SetDefault(slog.New(slog.NewTextHandler(&logged, nil)))
+				defer slog.SetDefault(old)
+				q := taskqueue.NewSerial()
+				var ran atomic.Int64
+				var err error
+				start := time.Now()
+				var waited time.Duration
+				q.RunAsync(t.Context(), func(ctx context.Context) error {
+					ctx, cancel := context.WithTimeout(ctx, time.Hour)
+					defer cancel()
+					err = call(ctx, q, &ran)
+					waited = time.Since(start)
+					return nil
+				}).Wait(t.Context())
+				if !errors.Is(err, context.DeadlineExceeded) || waited != time.Hour || ran.Load() != 0 {
+					t.Errorf("the nested call returned %v after %v, its function run %d times; want DeadlineExceeded after 1h, not run", err, waited, ran.Load())
+				}
+				if !strings.Contains(logged.String(), "has waited five seconds for its turn") {
+					t.Errorf("logged %q; want the warning that the call waits for its own turn", logged.String())
+				}
+				q.Close()
+			})
+		})
 	}
 }

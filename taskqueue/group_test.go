@@ -969,3 +969,34 @@ func TestGroupWaitWithAMembersContext(t *testing.T) {
 		q.Close()
 	})
 }
+
+// TestGroupWaitCancelsTheMembersContext: when Wait returns, the context the
+// members received is canceled, for every group, not only those made
+// WithCancelOnError: whether every member returned nil or one failed, a
+// goroutine a member left watching that context ends.
+func TestGroupWaitCancelsTheMembersContext(t *testing.T) {
+	for _, fail := range []bool{false, true} {
+		t.Run(fmt.Sprintf("a member failed: %v", fail), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				q := taskqueue.NewConcurrent(2)
+				g := taskqueue.NewGroup(context.Background(), q)
+				watched := make(chan struct{})
+				var members context.Context
+				g.Go(func(ctx context.Context) error {
+					members = ctx
+					go func() { <-ctx.Done(); close(watched) }()
+					if fail {
+						return errors.New("boom")
+					}
+					return nil
+				})
+				g.Wait(context.Background())
+				synctest.Wait()
+				if members.Err() == nil || !testkit.IsClosed(watched) {
+					t.Errorf("Group.Wait returned; the members' context has error %v, and the goroutine watching it still waits", members.Err())
+				}
+				q.Close()
+			})
+		})
+	}
+}

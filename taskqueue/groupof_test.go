@@ -193,3 +193,31 @@ func TestGroupOfMisuse(t *testing.T) {
 	})
 	q.Close()
 }
+
+// TestGroupOfWaitCancelsTheMembersContext: when GroupOf's Wait returns, or
+// a loop over Completed has seen every result, the context the members
+// received is canceled.
+func TestGroupOfWaitCancelsTheMembersContext(t *testing.T) {
+	ends := map[string]func(g *taskqueue.GroupOf[int]){
+		"Wait": func(g *taskqueue.GroupOf[int]) { g.Wait(context.Background()) },
+		"Completed": func(g *taskqueue.GroupOf[int]) {
+			for range g.Completed() {
+			}
+		},
+	}
+	for name, end := range ends {
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				q := taskqueue.NewConcurrent(2)
+				g := taskqueue.NewGroupOf[int](context.Background(), q)
+				var members context.Context
+				g.Go(func(ctx context.Context) (int, error) { members = ctx; return 1, nil })
+				end(g)
+				if members.Err() == nil {
+					t.Errorf("%s returned; the members' context is not canceled", name)
+				}
+				q.Close()
+			})
+		})
+	}
+}

@@ -442,3 +442,27 @@ func TestWaitAllocatesNothing(t *testing.T) {
 		q.Close()
 	})
 }
+
+// TestDoneOfATaskWhoseContextEndedIsClosed: once a queued task's context is
+// done, the first call that looks at its handle cancels the task, and Done
+// is one of them: the channel it returns is closed already, as IsDone would
+// report, with no wait for the queue to reach the task or for another
+// goroutine to see the context's end.
+func TestDoneOfATaskWhoseContextEndedIsClosed(t *testing.T) {
+	forEachKind(t, func(t *testing.T, k queueKind) {
+		q := k.new()
+		release := block(t, q)
+		for round := range 100 {
+			ctx, cancel := context.WithCancel(t.Context())
+			h := q.RunAsync(ctx, nop)
+			cancel()
+			if !testkit.IsClosed(h.Done()) {
+				t.Fatalf("round %d: Done() of a queued task whose context had ended returned an open channel; IsDone() then = %v", round, h.IsDone())
+			}
+			if err := h.Err(); err != context.Canceled {
+				t.Fatalf("round %d: Err() = %v once Done was closed; want Canceled", round, err)
+			}
+		}
+		release()
+	})
+}

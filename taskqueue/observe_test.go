@@ -309,3 +309,84 @@ func TestPanicHandlerGoexitPassesTheSlotOn(t *testing.T) {
 		}
 	})
 }
+
+// endGoexitObserver's TaskEnded calls runtime.Goexit for the first task it
+// sees, and does nothing after.
+type endGoexitObserver struct{ done atomic.Bool }
+
+func (o *endGoexitObserver) TaskStarted(*taskqueue.Queue) {}
+
+func (o *endGoexitObserver) TaskEnded(*taskqueue.Queue, time.Duration, error) {
+	if !o.done.Swap(true) {
+		runtime.Goexit()
+	}
+}
+
+// TestObserverTaskEndedGoexitIsTheTasks: a runtime.Goexit in an Observer's
+// TaskEnded ends the task as the task's own Goexit would: its handle
+// completes with ErrGoexit, though its function returned nil, Stats counts
+// it as Failed, and the queue goes on.
+func TestObserverTaskEndedGoexitIsTheTasks(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := taskqueue.NewSerial(taskqueue.WithObserver(&endGoexitObserver{}))
+		ctx, cancel := context.WithTimeout(t.Context(), time.Hour)
+		defer cancel()
+		ran := false
+		if err := q.RunAsync(ctx, func(context.Context) error { ran = true; return nil }).Wait(ctx); err != taskqueue.ErrGoexit {
+			t.Errorf("Goexit in TaskEnded: Wait = %v; want ErrGoexit", err)
+		}
+		if !ran {
+			t.Error("the task did not run")
+		}
+		if err := q.RunSync(ctx, nop); err != nil {
+			t.Errorf("RunSync after = %v; want nil: the queue goes on", err)
+		}
+		q.Close()
+		if got, want := q.Stats(), (taskqueue.Stats{Limit: 1, Completed: 2, Succeeded: 1, Failed: 1}); got != want {
+			t.Errorf("Stats() = %+v; want %+v", got, want)
+		}
+	})
+}
+
+// callerLabels returns the pprof labels of the calling goroutine, as the
+// goroutine profile shows them ("" for none).
+func callerLabels() string {
+	var buf bytes.Buffer
+	pprof.Lookup("goroutine").WriteTo(&buf, 1)
+	for rec := range strings.SplitSeq(buf.String(), "\n\n") {
+		if !strings.Contains(rec, "taskqueue_test.callerLabels") {
+			continue
+		}
+		for line := range strings.SplitSeq(rec, "\n") {
+			if l, ok := strings.CutPrefix(line, "# labels: "); ok {
+				return l
+			}
+		}
+		return ""
+	}
+	return "not found"
+}
+
+// TestRunSyncOnTheCallerKeepsItsLabels: RunSync that runs its function on
+// the calling goroutine (an idle named queue) gives the caller back its own
+// pprof labels when it returns, not the queue's.
+func TestRunSyncOnTheCallerKeepsItsLabels(t *testing.T) {
+	q := taskqueue.NewSerial(taskqueue.WithName("players"))
+	var before, after string
+	onCaller := false
+	pprof.Do(context.Background(), pprof.Labels("player", "7"), func(ctx context.Context) {
+		before = callerLabels()
+		q.RunSync(ctx, func(context.Context) error {
+			onCaller = onCallerStack("TestRunSyncOnTheCallerKeepsItsLabels")
+			return nil
+		})
+		after = callerLabels()
+	})
+	if !onCaller {
+		t.Fatal("RunSync on an idle queue did not run its function on the caller")
+	}
+	if before != `{"player":"7"}` || after != before {
+		t.Errorf("the caller's labels: %s before RunSync, %s after; want {\"player\":\"7\"} both times", before, after)
+	}
+	q.Close()
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -575,5 +576,38 @@ func TestOptionsMisuse(t *testing.T) {
 		{"WithTarget(nil)", func() { taskqueue.NewSerial(taskqueue.WithTarget(nil)) }, "taskqueue: WithTarget(nil)"},
 		{"WithTarget twice", func() { taskqueue.NewSerial(taskqueue.WithTarget(q), taskqueue.WithTarget(other)) },
 			"taskqueue: WithTarget given more than once: a queue has one target"},
+	})
+}
+
+// TestPriorityOrdersChildrenNotTheTargetsOwnTasks: priorities order a
+// target's children among themselves; the target's own tasks keep their
+// places in its list, in submission order with the children's turns. On a
+// busy serial target, two own tasks, then tasks of a child of priority 0,
+// then of a child of priority 1, then a third own task: the own tasks
+// queued first start first, whatever the children's priorities; the turn
+// the low child asked for goes to the high one, which asked later; the
+// third own task comes last.
+func TestPriorityOrdersChildrenNotTheTargetsOwnTasks(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		root := taskqueue.NewSerial()
+		low := taskqueue.NewSerial(taskqueue.WithTarget(root))
+		high := taskqueue.NewSerial(taskqueue.WithTarget(root), taskqueue.WithPriority(1))
+		var log testkit.Log
+		release := block(t, root)
+		root.Go(func() { log.Add("own 1") })
+		root.Go(func() { log.Add("own 2") })
+		for i := range 3 {
+			low.Go(func() { log.Add(fmt.Sprint("low ", i)) })
+		}
+		for i := range 3 {
+			high.Go(func() { log.Add(fmt.Sprint("high ", i)) })
+		}
+		root.Go(func() { log.Add("own 3") })
+		release()
+		root.Close()
+		want := []string{"own 1", "own 2", "high 0", "high 1", "high 2", "low 0", "low 1", "low 2", "own 3"}
+		if got := log.Take(); !slices.Equal(got, want) {
+			t.Errorf("started %q; want %q", got, want)
+		}
 	})
 }

@@ -1023,3 +1023,12 @@ func TestUnlimitedQueue(t *testing.T) {
 		q.Close()
 	})
 }
+
+// TestZeroQueueNamePanics: Name, like every method of the zero Queue,
+// panics, saying how to make a Queue.
+func TestZeroQueueNamePanics(t *testing.T) {
+	var zero taskqueue.Queue
+	if msg := testkit.PanicMessage(func() { _ = zero.Name() }); msg != "taskqueue: use of a zero Queue; make one with NewSerial or NewConcurrent" {
+		t.Errorf("Name on the zero Queue panicked with %q; want the zero Queue's message", msg)
+	}
+}

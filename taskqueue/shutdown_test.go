@@ -520,3 +520,35 @@ func TestCloseNowOfATargetClosesItsSubtree(t *testing.T) {
 		}
 	})
 }
+
+// TestShutdownOfAnIdleQueueFromATask: Shutdown of an idle queue has nothing
+// to wait for, so it returns nil at once, even from a task that holds a slot
+// the queue's work would need: a task of its serial target, or of a sibling
+// on that target.
+func TestShutdownOfAnIdleQueueFromATask(t *testing.T) {
+	for _, from := range []string{"the serial target", "a sibling"} {
+		t.Run(from, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				root := taskqueue.NewSerial()
+				child := taskqueue.NewConcurrent(2, taskqueue.WithTarget(root))
+				caller := root
+				if from == "a sibling" {
+					caller = taskqueue.NewSerial(taskqueue.WithTarget(root))
+				}
+				var err error
+				var msg string
+				caller.RunAsync(t.Context(), func(ctx context.Context) error {
+					msg = testkit.PanicMessage(func() { err = child.Shutdown(ctx) })
+					return nil
+				}).Wait(t.Context())
+				if msg != "" || err != nil {
+					t.Errorf("Shutdown of an idle queue from a task of %s: %v, panic %q; want nil", from, err, msg)
+				}
+				if err := child.Go(func() {}); err != taskqueue.ErrClosed {
+					t.Errorf("Go after Shutdown = %v; want ErrClosed", err)
+				}
+				root.Close()
+			})
+		})
+	}
+}

@@ -78,3 +78,21 @@ func TestStatsWait(t *testing.T) {
 		}
 	})
 }
+
+// TestStatsWaitSamplesABacklog: Stats.Wait samples one task in 64 however
+// long the backlog: 6,400 tasks queued at once on a serial queue, each
+// running a millisecond, give 100 samples, the longest wait over 6 seconds,
+// as when the tasks come one at a time.
+func TestStatsWaitSamplesABacklog(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const n = 6400
+		q := taskqueue.NewSerial()
+		for range n {
+			q.Go(func() { time.Sleep(time.Millisecond) })
+		}
+		q.Close()
+		if w := q.Stats().Wait; w.Samples != n/64 || w.Max < 6*time.Second {
+			t.Errorf("Stats().Wait = %+v after %d tasks of 1ms queued at once; want %d samples, the longest over 6s", w, n, n/64)
+		}
+	})
+}

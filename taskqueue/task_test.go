@@ -135,3 +135,40 @@ func TestFutureResult(t *testing.T) {
 		}
 	})
 }
+
+// TestPanicAfterItsWaiterLeftIsReported: a Wait that gave up, its context
+// done, before the task panicked, or a continuation canceled before it,
+// watches the task no more: the panic, which no caller receives, goes to
+// the queue's panic handler, once.
+func TestPanicAfterItsWaiterLeftIsReported(t *testing.T) {
+	leave := map[string]func(q *taskqueue.Queue, body func(context.Context) error){
+		"Handle.Wait gave up": func(q *taskqueue.Queue, body func(context.Context) error) {
+			ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+			defer cancel()
+			q.RunAsync(context.Background(), body).Wait(ctx)
+		},
+		"Future.Wait gave up": func(q *taskqueue.Queue, body func(context.Context) error) {
+			ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+			defer cancel()
+			taskqueue.RunAsync(context.Background(), q, func(ctx context.Context) (int, error) { return 0, body(ctx) }).Wait(ctx)
+		},
+		"continuation canceled": func(q *taskqueue.Queue, body func(context.Context) error) {
+			q.RunAsync(context.Background(), body).Then(context.Background(), q, nop).Cancel()
+		},
+	}
+	for name, left := range leave {
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var p panics
+				q := taskqueue.NewConcurrent(2, taskqueue.WithPanicHandler(p.Add))
+				left(q, func(context.Context) error { time.Sleep(time.Second); panic("after the waiter left") })
+				time.Sleep(2 * time.Second)
+				synctest.Wait()
+				if got := p.Take(); len(got) != 1 || got[0].Value != "after the waiter left" {
+					t.Errorf("the panic handler got %v; want the task's panic, once", got)
+				}
+				q.Close()
+			})
+		})
+	}
+}
