@@ -979,7 +979,8 @@ func TestGroupWaitCancelsTheMembersContext(t *testing.T) {
 		t.Run(fmt.Sprintf("a member failed: %v", fail), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				q := taskqueue.NewConcurrent(2)
-				g := taskqueue.NewGroup(context.Background(), q)
+				parent, cancel := context.WithCancel(context.Background())
+				g := taskqueue.NewGroup(parent, q)
 				watched := make(chan struct{})
 				var members context.Context
 				g.Go(func(ctx context.Context) error {
@@ -995,6 +996,7 @@ func TestGroupWaitCancelsTheMembersContext(t *testing.T) {
 				if members.Err() == nil || !testkit.IsClosed(watched) {
 					t.Errorf("Group.Wait returned; the members' context has error %v, and the goroutine watching it still waits", members.Err())
 				}
+				cancel() // so that a failing run ends the goroutine too
 				q.Close()
 			})
 		})

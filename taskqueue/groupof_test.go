@@ -10,6 +10,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/taskqueue-go/taskqueue/internal/testkit"
 	"github.com/taskqueue-go/taskqueue/taskqueue"
 )
 
@@ -215,6 +216,52 @@ func TestGroupOfWaitCancelsTheMembersContext(t *testing.T) {
 				end(g)
 				if members.Err() == nil {
 					t.Errorf("%s returned; the members' context is not canceled", name)
+				}
+				q.Close()
+			})
+		})
+	}
+}
+
+// TestGroupOfCompletedFromItsOwnSerialQueue: Completed takes no context and
+// tells its caller by the group's context alone. From a task of the group's
+// own serial queue, ranging over a group made with the task's context could
+// only wait for itself, and panics, naming the call, as Wait does; over a
+// group made with another context (here context.Background() with a
+// deadline) the task cannot be told from an outsider: the iteration waits
+// until that context ends and cancels the group, exactly, and yields
+// nothing, the member never having run.
+func TestGroupOfCompletedFromItsOwnSerialQueue(t *testing.T) {
+	for _, made := range []string{"the task's context", "another context"} {
+		t.Run(made, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				q := taskqueue.NewSerial()
+				start := time.Now()
+				var msg string
+				var waited time.Duration
+				yielded := 0
+				q.RunAsync(t.Context(), func(task context.Context) error {
+					ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+					defer cancel()
+					if made == "the task's context" {
+						ctx = task
+					}
+					g := taskqueue.NewGroupOf[int](ctx, q)
+					g.Go(func(context.Context) (int, error) { return 1, nil })
+					msg = testkit.PanicMessage(func() {
+						for range g.Completed() {
+							yielded++
+						}
+					})
+					waited = time.Since(start)
+					return nil
+				}).Wait(t.Context())
+				if made == "the task's context" {
+					if want := "taskqueue: GroupOf.Completed from a task of the serial queue it waits for, which would wait for itself"; msg != want {
+						t.Errorf("Completed panicked with %q; want %q", msg, want)
+					}
+				} else if msg != "" || waited != time.Hour || yielded != 0 {
+					t.Errorf("Completed panicked with %q, ended after %v having yielded %d results; want no panic, the end after 1h, nothing yielded", msg, waited, yielded)
 				}
 				q.Close()
 			})
