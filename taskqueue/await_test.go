@@ -410,3 +410,54 @@ func TestWaitForAContinuationOfItsOwnQueuedTaskPanics(t *testing.T) {
 		})
 	}
 }
+
+// TestWaitsFromAFunctionRunInATasksPlacePanic: a function that RunSync runs
+// in a task's place, on the task's own queue, on an idle sibling or on the
+// target, holds what the task holds: the one slot of the serial target. Its
+// waits for a sibling's work (Handle.Wait, Group.Wait, RunSync behind a busy
+// sibling) could only wait for themselves, and panic, naming the call, as
+// they do from the task's own body.
+func TestWaitsFromAFunctionRunInATasksPlacePanic(t *testing.T) {
+	type tree struct{ root, a, b, idle *taskqueue.Queue } // serial children of a serial root
+	places := map[string]func(tr tree) *taskqueue.Queue{
+		"own queue":    func(tr tree) *taskqueue.Queue { return tr.a },
+		"idle sibling": func(tr tree) *taskqueue.Queue { return tr.idle },
+		"target":       func(tr tree) *taskqueue.Queue { return tr.root },
+	}
+	waits := map[string]func(ctx context.Context, b *taskqueue.Queue){
+		"Handle.Wait": func(ctx context.Context, b *taskqueue.Queue) { b.RunAsync(context.Background(), nop).Wait(ctx) },
+		"Group.Wait": func(ctx context.Context, b *taskqueue.Queue) {
+			waitForOneMember(ctx, taskqueue.NewGroup(context.Background(), b))
+		},
+		"RunSync": func(ctx context.Context, b *taskqueue.Queue) {
+			b.Go(func() {}) // b is busy: RunSync cannot run on the caller
+			b.RunSync(ctx, nop)
+		},
+	}
+	for pname, place := range places {
+		for wname, wait := range waits {
+			t.Run(pname+"/"+wname, func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) {
+					root := taskqueue.NewSerial()
+					child := func() *taskqueue.Queue { return taskqueue.NewSerial(taskqueue.WithTarget(root)) }
+					tr := tree{root, child(), child(), child()}
+					start := time.Now()
+					var msg string
+					tr.a.RunAsync(t.Context(), func(ctx context.Context) error {
+						ctx, cancel := context.WithTimeout(ctx, time.Hour) // so that a wait that does not panic ends
+						defer cancel()
+						return place(tr).RunSync(ctx, func(ctx context.Context) error {
+							msg = testkit.PanicMessage(func() { wait(ctx, tr.b) })
+							return nil
+						})
+					}).Wait(t.Context())
+					want := "taskqueue: " + wname + " from a task that holds the one slot of a serial queue that the queue it waits for runs on, which would wait for itself"
+					if msg != want {
+						t.Errorf("panicked with %q after %v; want %q at once", msg, time.Since(start), want)
+					}
+					root.Close()
+				})
+			})
+		}
+	}
+}
