@@ -348,25 +348,6 @@ func TestObserverTaskEndedGoexitIsTheTasks(t *testing.T) {
 	})
 }
 
-// callerLabels returns the pprof labels of the calling goroutine, as the
-// goroutine profile shows them ("" for none).
-func callerLabels() string {
-	var buf bytes.Buffer
-	pprof.Lookup("goroutine").WriteTo(&buf, 1)
-	for rec := range strings.SplitSeq(buf.String(), "\n\n") {
-		if !strings.Contains(rec, "taskqueue_test.callerLabels") {
-			continue
-		}
-		for line := range strings.SplitSeq(rec, "\n") {
-			if l, ok := strings.CutPrefix(line, "# labels: "); ok {
-				return l
-			}
-		}
-		return ""
-	}
-	return "not found"
-}
-
 // TestRunSyncOnTheCallerKeepsItsLabels: RunSync that runs its function on
 // the calling goroutine (an idle named queue) gives the caller back its own
 // pprof labels when it returns, not the queue's.
@@ -375,12 +356,12 @@ func TestRunSyncOnTheCallerKeepsItsLabels(t *testing.T) {
 	var before, after string
 	onCaller := false
 	pprof.Do(context.Background(), pprof.Labels("player", "7"), func(ctx context.Context) {
-		before = callerLabels()
+		before = labelsHere()
 		q.RunSync(ctx, func(context.Context) error {
 			onCaller = onCallerStack("TestRunSyncOnTheCallerKeepsItsLabels")
 			return nil
 		})
-		after = callerLabels()
+		after = labelsHere()
 	})
 	if !onCaller {
 		t.Fatal("RunSync on an idle queue did not run its function on the caller")
