@@ -112,6 +112,14 @@
 // started and reports how many tasks that was. Every handle completes: with
 // the task's outcome, or with a cancellation or [ErrClosed].
 //
+// # Misuse
+//
+// A programmer's error panics at once, with a message that names the call
+// and the value: a nil context, function or queue, a limit or count out of
+// range, a zero value used without its constructor, a wait that could only
+// wait for itself. Errors of the queue's state (closed, full) and of
+// contexts are returned.
+//
 // # The main thread
 //
 // [RunSyncOnMainThread] and [RunAsyncOnMainThread] run functions on the main
