@@ -15,6 +15,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/taskqueue-go/taskqueue/internal/testkit"
 	"github.com/taskqueue-go/taskqueue/scheduler"
 )
 
@@ -73,27 +74,6 @@ func TestWorkersCarryTheName(t *testing.T) {
 	root.Wait(context.Background())
 }
 
-// labelsHere returns the pprof labels of the calling goroutine, as the
-// goroutine profile prints them ("{}" for none).
-//
-//go:noinline
-func labelsHere() string {
-	var buf bytes.Buffer
-	pprof.Lookup("goroutine").WriteTo(&buf, 1)
-	for _, rec := range strings.Split(buf.String(), "\n\n") {
-		if !strings.Contains(rec, "scheduler_test.labelsHere") {
-			continue
-		}
-		for _, line := range strings.Split(rec, "\n") {
-			if l, ok := strings.CutPrefix(line, "# labels: "); ok {
-				return l
-			}
-		}
-		return "{}"
-	}
-	panic("labelsHere: the calling goroutine is not in the goroutine profile")
-}
-
 // TestUnnamedChildRunsWithTheNameAbove: the items of an unnamed child carry
 // the name of the nearest named Scheduler above it, before and after a named
 // grandchild's turn on the same worker.
@@ -104,9 +84,9 @@ func TestUnnamedChildRunsWithTheNameAbove(t *testing.T) {
 	release := make(chan struct{})
 	root.Enqueue(scheduler.Func(func() { <-release })) // holds the one slot while the rest queues
 	var got [3]string
-	mid.Enqueue(scheduler.Func(func() { got[0] = labelsHere() }))
-	leaf.Enqueue(scheduler.Func(func() { got[1] = labelsHere() }))
-	mid.Enqueue(scheduler.Func(func() { got[2] = labelsHere() }))
+	mid.Enqueue(scheduler.Func(func() { got[0] = testkit.Labels() }))
+	leaf.Enqueue(scheduler.Func(func() { got[1] = testkit.Labels() }))
+	mid.Enqueue(scheduler.Func(func() { got[2] = testkit.Labels() }))
 	close(release)
 	root.Wait(context.Background())
 	want := [3]string{`{"queue":"render"}`, `{"queue":"decode"}`, `{"queue":"render"}`}

@@ -15,6 +15,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/taskqueue-go/taskqueue/internal/testkit"
 	"github.com/taskqueue-go/taskqueue/taskqueue"
 )
 
@@ -118,27 +119,6 @@ func TestTaskLabelsAreKept(t *testing.T) {
 	q.Close()
 }
 
-// labelsHere returns the pprof labels of the calling goroutine, as the
-// goroutine profile prints them ("{}" for none).
-//
-//go:noinline
-func labelsHere() string {
-	var buf bytes.Buffer
-	pprof.Lookup("goroutine").WriteTo(&buf, 1)
-	for _, rec := range strings.Split(buf.String(), "\n\n") {
-		if !strings.Contains(rec, "taskqueue_test.labelsHere") {
-			continue
-		}
-		for _, line := range strings.Split(rec, "\n") {
-			if l, ok := strings.CutPrefix(line, "# labels: "); ok {
-				return l
-			}
-		}
-		return "{}"
-	}
-	panic("labelsHere: the calling goroutine is not in the goroutine profile")
-}
-
 // TestInPlaceRunSyncLabels: a function that RunSync runs in a task's place
 // carries the labels a worker of its queue would give it (its queue's name,
 // or that of the nearest named queue above; with the caller's labels if its
@@ -168,9 +148,9 @@ func TestInPlaceRunSyncLabels(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			var before, inPlace, after string
 			err := root.RunAsync(c.ctx, func(ctx context.Context) error {
-				before = labelsHere()
-				err := c.on.RunSync(ctx, func(context.Context) error { inPlace = labelsHere(); return nil })
-				after = labelsHere()
+				before = testkit.Labels()
+				err := c.on.RunSync(ctx, func(context.Context) error { inPlace = testkit.Labels(); return nil })
+				after = testkit.Labels()
 				return err
 			}).Wait(context.Background())
 			if err != nil {
@@ -181,10 +161,10 @@ func TestInPlaceRunSyncLabels(t *testing.T) {
 			}
 			pprof.SetGoroutineLabels(c.ctx)
 			defer pprof.SetGoroutineLabels(context.Background())
-			want := labelsHere()
+			want := testkit.Labels()
 			var inline string
-			c.on.RunSync(c.ctx, func(context.Context) error { inline = labelsHere(); return nil })
-			if got := labelsHere(); inline != c.outsider || got != want {
+			c.on.RunSync(c.ctx, func(context.Context) error { inline = testkit.Labels(); return nil })
+			if got := testkit.Labels(); inline != c.outsider || got != want {
 				t.Errorf("an outsider's RunSync: the function's labels %s, the caller's after %s; want %s, %s", inline, got, c.outsider, want)
 			}
 		})
@@ -356,12 +336,12 @@ func TestRunSyncOnTheCallerKeepsItsLabels(t *testing.T) {
 	var before, after string
 	onCaller := false
 	pprof.Do(context.Background(), pprof.Labels("player", "7"), func(ctx context.Context) {
-		before = labelsHere()
+		before = testkit.Labels()
 		q.RunSync(ctx, func(context.Context) error {
 			onCaller = onCallerStack("TestRunSyncOnTheCallerKeepsItsLabels")
 			return nil
 		})
-		after = labelsHere()
+		after = testkit.Labels()
 	})
 	if !onCaller {
 		t.Fatal("RunSync on an idle queue did not run its function on the caller")
