@@ -63,8 +63,10 @@ func WithMaxPending(n int) Option {
 // WithPanicHandler sets the function that receives the panics of items, each
 // as a *PanicError with the stack of the panic. The handler runs on the worker
 // goroutine that recovered the panic, before that worker takes its next item;
-// it must not block for long, and must not panic. Without this option, panics
-// are reported through log/slog's default logger, at level Error, with the
+// it must not block for long, and must not panic: that panic is not
+// recovered. If it calls runtime.Goexit (as testing.T.FailNow does), its
+// worker ends and the slot passes on, as for an item that calls it. Without
+// this option, panics are reported through log/slog's default logger, at level Error, with the
 // attributes source (the name), panic (the value) and stack, so that none
 // goes unseen.
 //

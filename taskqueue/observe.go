@@ -11,7 +11,8 @@ import (
 
 // An Observer sees the tasks of a queue start and end, on the goroutine that
 // runs them; see WithObserver. Its methods must not block for long. A panic
-// in TaskStarted is the task's own; one in TaskEnded is not recovered. A
+// in TaskStarted is the task's own; one in TaskEnded goes to the queue's
+// panic handler (see WithPanicHandler), and the task's outcome stays. A
 // method that calls runtime.Goexit (as testing.T.FailNow does) ends the task
 // as the task's own Goexit would: its handle completes with ErrGoexit. A
 // metrics exporter counts and times tasks with one (see the expvar Example).
@@ -138,7 +139,7 @@ func (q *Queue) callObserved(ctx context.Context, f func(context.Context) error,
 	if started {
 		ended = true
 		if c := catch.Call(func() { obs.TaskEnded(q, time.Since(start), outcome) }, goexit); c != nil {
-			panic(c.Value) // an Observer must not panic
+			q.onPanic(panicError(q.name, c)) // the Observer's, not the task's: the outcome stays
 		}
 	}
 	return p, err

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"os"
 	"runtime"
 	"runtime/pprof"
 	"runtime/trace"
@@ -350,4 +351,66 @@ func TestRunSyncOnTheCallerKeepsItsLabels(t *testing.T) {
 		t.Errorf("the caller's labels: %s before RunSync, %s after; want {\"player\":\"7\"} both times", before, after)
 	}
 	q.Close()
+}
+
+// crashEnv, set in a child process of TestPanicHandlerPanicIsNotRecovered,
+// makes it run the panic.
+const crashEnv = "TASKQUEUE_TEST_CRASH"
+
+// TestPanicHandlerPanicIsNotRecovered: a panic in a panic handler ends the
+// program, as the docs say, rather than vanish: a child process that lets
+// one happen must die of it.
+func TestPanicHandlerPanicIsNotRecovered(t *testing.T) {
+	if os.Getenv(crashEnv) != "" {
+		q := taskqueue.NewSerial(taskqueue.WithPanicHandler(func(*taskqueue.PanicError) { panic("the handler panicked") }))
+		q.Go(func() { panic("a task") })
+		q.Close() // returns only if the handler's panic was recovered
+		return
+	}
+	if runtime.GOOS == "js" {
+		t.Skip("js/wasm runs no child processes")
+	}
+	out, err := testkit.RunChild(t, []string{crashEnv + "=1"}, "-test.run=^TestPanicHandlerPanicIsNotRecovered$")
+	if err == nil || !strings.Contains(string(out), "panic: the handler panicked") {
+		t.Errorf("the child ended with %v, and printed:\n%s", err, out)
+	}
+}
+
+// endPanicker is an Observer whose TaskEnded panics.
+type endPanicker struct{}
+
+func (endPanicker) TaskStarted(*taskqueue.Queue) {}
+
+func (endPanicker) TaskEnded(*taskqueue.Queue, time.Duration, error) { panic("TaskEnded panicked") }
+
+// TestObserverTaskEndedPanicGoesToTheHandler: a panic in an Observer's
+// TaskEnded reaches the queue's panic handler, once per task, whether the
+// task ran on a worker or on its caller, and the task's outcome stays.
+func TestObserverTaskEndedPanicGoesToTheHandler(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var p testkit.Panics[*taskqueue.PanicError]
+		q := taskqueue.NewSerial(taskqueue.WithObserver(endPanicker{}), taskqueue.WithPanicHandler(p.Add))
+		ctx := t.Context()
+		q.Go(func() {})
+		synctest.Wait()
+		if err := q.RunAsync(ctx, func(context.Context) error { return nil }).Wait(ctx); err != nil {
+			t.Errorf("RunAsync's Wait = %v; want nil, the task's own outcome", err)
+		}
+		if err := q.RunSync(ctx, func(context.Context) error { return errors.New("own") }); err == nil || err.Error() != "own" {
+			t.Errorf("RunSync = %v; want the function's own error", err)
+		}
+		q.Close()
+		got := p.Take()
+		if len(got) != 3 {
+			t.Fatalf("the handler got %d panics; want 3, one per task", len(got))
+		}
+		for _, pe := range got {
+			if pe.Value != "TaskEnded panicked" {
+				t.Errorf("the handler got %v; want the Observer's panic", pe.Value)
+			}
+		}
+		if s := q.Stats(); s.Succeeded != 2 || s.Failed != 1 || s.Panicked != 0 {
+			t.Errorf("Stats() = %+v; want 2 succeeded, 1 failed, none panicked", s)
+		}
+	})
 }

@@ -75,7 +75,7 @@ func logPanic(p *PanicError) {
 // Wait, or through a continuation; the channel of Done counts as no waiting:
 // the handle completes with the *PanicError all the same), unless they were
 // submitted with a context made by Awaited, of RunSync tasks whose caller
-// stopped waiting,
+// stopped waiting, of an Observer's TaskEnded,
 // and of group members whose error the group's Wait will not return. A panic
 // that a caller receives (RunSync re-panics it, a waiting Wait returns it) is
 // not reported again.
