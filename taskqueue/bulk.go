@@ -163,7 +163,7 @@ func (b *bulk) run() (err error) {
 	}()
 	ran, terr := b.q.tryRun(b.ctx, func(sl scheduler.Slot) {
 		helpers = b.help(b.width - 1)
-		b.participate(sl)
+		b.participate(sl, onCaller)
 	})
 	if terr != nil {
 		b.fail(terr) // the caller waited for its task's turn until ctx was done
@@ -178,7 +178,7 @@ func (b *bulk) run() (err error) {
 		// leaves first, so that the deferred finish does not wait for it.
 		defer b.leave()
 		await(b.ctx, b.call, waited{q: b.q}, func() error {
-			first := b.q.RunAsync(b.ctx, func(ctx context.Context) error { b.Run(slotOf(ctx)); return nil })
+			first := b.q.RunAsync(b.ctx, func(ctx context.Context) error { b.join(slotOf(ctx), inTask); return nil })
 			helpers = b.help(b.width - 1)
 			if err := first.wait(b.ctx); err != nil && !errors.Is(err, ErrGoexit) {
 				b.fail(err) // it never ran, or ctx is done: no chunk starts from now
@@ -233,9 +233,22 @@ func (b *bulk) help(k int) []scheduler.ID {
 // CatchesPanics: see errTask.
 func (b *bulk) CatchesPanics() {}
 
-// Run is a helper's part, on the slot sl: it joins the participants, unless
-// the work is over, and takes part.
-func (b *bulk) Run(sl scheduler.Slot) {
+// Run is a helper's part, on the slot sl of a worker.
+func (b *bulk) Run(sl scheduler.Slot) { b.join(sl, onWorker) }
+
+// A participant says where a participant of a bulk call runs, which decides
+// how the queue calls its part (see participate).
+type participant uint8
+
+const (
+	onWorker participant = iota // a helper, the scheduler's item
+	onCaller                    // the caller, in its own place or on a free slot
+	inTask                      // the first helper, inside a task of the queue that the queue called
+)
+
+// join makes a helper, on the slot sl, one of the participants, unless the
+// work is over, and takes part.
+func (b *bulk) join(sl scheduler.Slot, on participant) {
 	for {
 		a := b.active.Load()
 		if a == bulkClosed {
@@ -245,19 +258,31 @@ func (b *bulk) Run(sl scheduler.Slot) {
 			break
 		}
 	}
-	b.participate(sl)
+	b.participate(sl, on)
 }
 
 // participate claims chunks and runs them, on the slot sl, until none is left
-// or the call stops, then leaves.
-func (b *bulk) participate(sl scheduler.Slot) {
+// or the call stops, then leaves. A part is a task of the queue: the queue
+// calls it as it calls a task's function (with its labels, seen by its
+// Observer), unless it runs inside a task that the queue called already.
+func (b *bulk) participate(sl scheduler.Slot, on participant) {
 	c := &taskCtx{}
 	c.start(b.q, b.ctx, sl)
-	p := panics.Recover(b.q.name, func() { b.work(c) }, func() {
+	goexit := func() {
 		c.end()
 		b.abort(nil)
 		b.leave()
-	})
+	}
+	part := func(context.Context) error { b.work(c); return nil }
+	var p *PanicError
+	switch on {
+	case onWorker:
+		p, _ = b.q.call(c, part, goexit)
+	case onCaller:
+		p, _ = b.q.callHere(c, part, goexit)
+	default:
+		p = panics.Recover(b.q.name, func() { b.work(c) }, goexit)
+	}
 	c.end()
 	if p != nil {
 		b.abort(p)

@@ -337,3 +337,39 @@ func TestApplyPanicRunsNothingAfter(t *testing.T) {
 		}
 	}
 }
+
+// TestObserverSeesApplyAndMapParts: the helpers of Apply and Map, and the
+// caller's own part, are tasks of the queue: its Observer hears each start
+// and end, as many as Stats counts, whether the call comes from outside or
+// from a task of the queue.
+func TestObserverSeesApplyAndMapParts(t *testing.T) {
+	ctx := context.Background()
+	for _, from := range []string{"outside", "a task"} {
+		var obs recorder
+		q := taskqueue.NewConcurrent(2, taskqueue.WithObserver(&obs))
+		call := func(ctx context.Context) error {
+			if err := taskqueue.Apply(ctx, q, 1000, func(int) {}); err != nil {
+				return err
+			}
+			_, err := taskqueue.Map(ctx, q, []int{1, 2, 3}, func(_ context.Context, x int) (int, error) { return x, nil })
+			return err
+		}
+		var err error
+		if from == "outside" {
+			err = call(ctx)
+		} else {
+			err = q.RunAsync(ctx, call).Wait(ctx)
+		}
+		if err != nil {
+			t.Fatalf("from %s: %v", from, err)
+		}
+		q.Close()
+		s := q.Stats()
+		obs.mu.Lock()
+		started, ended := obs.started, len(obs.ended)
+		obs.mu.Unlock()
+		if uint64(started) != s.Completed || uint64(ended) != s.Completed || s.Completed < 2 {
+			t.Errorf("from %s: the Observer heard %d starts and %d ends; Stats counts %d tasks completed", from, started, ended, s.Completed)
+		}
+	}
+}

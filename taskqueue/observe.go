@@ -120,8 +120,8 @@ func (q *Queue) callObserved(ctx context.Context, f func(context.Context) error,
 	var start time.Time
 	started, ended := false, false
 	p = panics.Recover(q.name, func() {
+		started, start = true, time.Now() // TaskEnded follows even a TaskStarted that panicked
 		obs.TaskStarted(q)
-		started, start = true, time.Now()
 		err = f(ctx)
 	}, func() {
 		if started && !ended {

@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"runtime"
 	"runtime/pprof"
 	"runtime/trace"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -222,6 +224,7 @@ func TestTaskTraceRegions(t *testing.T) {
 type onceObserver struct {
 	goexit bool
 	done   atomic.Bool
+	ended  testkit.Log // the outcomes TaskEnded heard
 }
 
 func (o *onceObserver) TaskStarted(*taskqueue.Queue) {
@@ -234,16 +237,20 @@ func (o *onceObserver) TaskStarted(*taskqueue.Queue) {
 	panic("in TaskStarted")
 }
 
-func (o *onceObserver) TaskEnded(*taskqueue.Queue, time.Duration, error) {}
+func (o *onceObserver) TaskEnded(_ *taskqueue.Queue, _ time.Duration, err error) {
+	o.ended.Add(fmt.Sprint(err))
+}
 
 // TestObserverPanicOrGoexitIsTheTasks: a panic in an Observer's TaskStarted
 // is the task's own, and so is a runtime.Goexit there: the task's function
 // does not run, its handle completes with the *PanicError or ErrGoexit,
-// Stats counts it as Panicked or Failed, and the queue goes on.
+// TaskEnded hears of that end, as it does of every task whose TaskStarted
+// was called, Stats counts it as Panicked or Failed, and the queue goes on.
 func TestObserverPanicOrGoexitIsTheTasks(t *testing.T) {
 	for _, goexit := range []bool{false, true} {
 		synctest.Test(t, func(t *testing.T) {
-			q := taskqueue.NewSerial(taskqueue.WithObserver(&onceObserver{goexit: goexit}))
+			obs := &onceObserver{goexit: goexit}
+			q := taskqueue.NewSerial(taskqueue.WithObserver(obs))
 			ran := false
 			err := q.RunAsync(t.Context(), func(context.Context) error { ran = true; return nil }).Wait(t.Context())
 			var pe *taskqueue.PanicError
@@ -265,6 +272,13 @@ func TestObserverPanicOrGoexitIsTheTasks(t *testing.T) {
 			}
 			if got := q.Stats(); got != want {
 				t.Errorf("Stats() = %+v; want %+v", got, want)
+			}
+			first := "panic: in TaskStarted" // the *PanicError, as Error prints it
+			if goexit {
+				first = taskqueue.ErrGoexit.Error()
+			}
+			if got := obs.ended.Take(); !slices.Equal(got, []string{first, "<nil>"}) {
+				t.Errorf("TaskEnded heard %q; want %q and <nil>", got, first)
 			}
 		})
 	}
