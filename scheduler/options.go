@@ -103,9 +103,10 @@ func WithGoexitFunc(f func()) Option {
 // Each of the child's slots is a turn on a slot of target, which ends after
 // the child's quantum of items (see WithQuantum) if the child has more, so
 // that target's other items and children get their turn. A child keeps at
-// most one turn waiting in target's list, so that an item of a sibling waits
-// at most two quanta of a flooded child: the rest of the turn running, and
-// the turn waiting before it.
+// most one turn waiting in target's list, so that an item of a sibling of
+// the same priority waits at most two quanta of a flooded child: the rest of
+// the turn running, and the turn waiting before it (one of a lower priority
+// waits longer: see WithPriority).
 func WithTarget(target *Scheduler) Option {
 	if target == nil {
 		panic("scheduler: WithTarget(nil)")

@@ -179,8 +179,9 @@ func find(top *node, kind nodeKind) *node {
 // returns the error the task returned; a *PanicError if it panicked;
 // ErrGoexit if it called runtime.Goexit; context.Canceled if Cancel stopped
 // it; the error of its context (ctx.Err()) if that was done before the task
-// started; ErrClosed if the queue was closed before it started, or before it
-// was accepted; ErrQueueFull if it was not accepted because the queue was
+// started, and the queue or a look at the handle found it so; ErrClosed if
+// the queue was closed before it started (CloseNow drops a task whose context
+// is done, and nobody looked, as any other), or before it was accepted; ErrQueueFull if it was not accepted because the queue was
 // full.
 func (h *Handle) Err() error {
 	if !h.IsDone() {

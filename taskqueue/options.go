@@ -141,8 +141,9 @@ func WithFailWhenFull() Option {
 //
 // A child takes turns on target's slots: after its quantum of tasks (see
 // WithQuantum), if it has more, it lets target's other tasks and children go
-// first, so that a task of a sibling waits at most two quanta behind a
-// flooded child. Closing target closes its subtree to new tasks; the tasks
+// first, so that a task of a sibling of the same priority waits at most two
+// quanta behind a flooded child (one of a lower priority waits longer: see
+// WithPriority). Closing target closes its subtree to new tasks; the tasks
 // already accepted there still run, and Shutdown of target waits for them.
 // Target must not be nil.
 //

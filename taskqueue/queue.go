@@ -161,8 +161,9 @@ func (q *Queue) observeGo(f func()) func() {
 // RunAsync submits f to run on q and returns its Handle at once. f receives
 // a context derived from ctx, which carries the slot the task holds while it
 // runs: work done with it is the task's own (see RunSync). If ctx is done
-// before f starts, f never runs and the handle completes
-// with ctx.Err(). On a queue made WithMaxQueued that is full, RunAsync waits
+// before f starts, f never runs and the handle completes with ctx.Err(), or
+// with ErrClosed if CloseNow drops the task before the queue reaches it or
+// anyone looks at the handle (see Handle.IsDone). On a queue made WithMaxQueued that is full, RunAsync waits
 // for room until ctx is done, or fails, as the queue's policy says; a failed
 // submission is reported by the handle, already done, with ErrClosed,
 // ErrQueueFull or ctx.Err(). RunAsync costs one allocation of 112 bytes on

@@ -26,7 +26,9 @@ func (q *Queue) Close() error {
 // CloseNow there, or Close from another goroutine). A task is told by its
 // context, as RunSync tells it: with another context, such as
 // context.Background(), the call cannot be told from an outsider's and
-// waits, for itself, until that context is done.
+// waits, for itself, until that context is done. A Shutdown that panics for
+// waiting for itself has closed q (and the queues that target it) first, as
+// Close would: it panics only instead of the wait.
 func (q *Queue) Shutdown(ctx context.Context) error {
 	mustCtx("Shutdown", ctx)
 	q.mustNotBeDefault("Shutdown")

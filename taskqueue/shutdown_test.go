@@ -115,7 +115,8 @@ func TestRunSyncFromOwnTaskWhileClosing(t *testing.T) {
 }
 
 // TestShutdownFromOwnTaskPanics: Shutdown from one of the queue's own tasks,
-// with the task's context, panics instead of waiting for itself.
+// with the task's context, panics instead of waiting for itself, and has
+// closed the queue all the same.
 func TestShutdownFromOwnTaskPanics(t *testing.T) {
 	forEachKind(t, func(t *testing.T, k queueKind) {
 		q := k.new()
@@ -126,6 +127,10 @@ func TestShutdownFromOwnTaskPanics(t *testing.T) {
 		})
 		if want := "taskqueue: Shutdown from a task of the queue, which would wait for itself"; fmt.Sprint(msg) != want {
 			t.Errorf("Shutdown from a task, with its context, panicked with %v; want %q", msg, want)
+		}
+		// The panic is instead of the wait: q is closed all the same.
+		if err := q.RunAsync(t.Context(), func(context.Context) error { return nil }).Err(); !errors.Is(err, taskqueue.ErrClosed) {
+			t.Errorf("RunAsync after the Shutdown that panicked: %v; want ErrClosed", err)
 		}
 		if err := q.Close(); err != nil {
 			t.Errorf("Close = %v", err)

@@ -101,8 +101,9 @@ func (q *Queue) checkSlow() {
 		}
 		if !c.warned && progress == c.progress {
 			c.warned = true
-			slog.Warn("taskqueue: a RunSync has waited behind a task that is still running, which may be its caller: "+
-				"a call from inside a task must pass on the context the task received",
+			slog.Warn("taskqueue: a RunSync has waited behind a task that is still running, which may be its caller "+
+				"(a call from inside a task must pass on the context the task received) "+
+				"or wait for it (two tasks that RunSync on each other's serial queues: taskqueue.Waits lists the waits)",
 				"queue", q.name, "waited", waited)
 		}
 	}
