@@ -126,7 +126,9 @@ func (c *Coroutine) complete(err error) {
 // is safe from any goroutine and never runs body on the caller: the loop
 // begins the coroutine, running it up to its first yield, in the frame that
 // is running, if one is (in its coroutine pass, or right after the
-// coroutine that is running yields, if the pass has begun), or else in the
+// coroutine that is running yields, if the pass has begun and that
+// coroutine is resuming; a coroutine that is beginning in the pass lets the
+// others queued before its child begin first), or else in the
 // next frame. A coroutine that yields WaitFor on one that has not begun
 // begins it at once, so Unity's yield return StartCoroutine(inner()) keeps
 // its timing: yield(WaitFor(l.StartCoroutine(inner))) runs inner up to its

@@ -36,7 +36,8 @@
 // [WaitForSeconds] and the fixed steps on scaled time, as game logic does.
 // The clocks, and due times, stop at the end of their range (math.MaxInt64
 // nanoseconds, about 292 years) rather than wrap, so a delay of
-// math.MaxInt64 means no timeout.
+// math.MaxInt64 means no timeout: only a clock at that end, which a real
+// clock never reaches, runs it.
 //
 // # Coroutines
 //

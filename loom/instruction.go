@@ -103,7 +103,9 @@ func NextFrame() Instruction { return Instruction{} }
 // (see Loom.Time) is at least d after the frame in which it yielded; with
 // d <= 0, in the next frame. A time scale of 0 freezes the wait. A due time
 // past the end of the clock's range (math.MaxInt64 nanoseconds, about 292
-// years) is that end, so math.MaxInt64 waits until stopped.
+// years) is that end, so math.MaxInt64 waits until stopped or until the clock
+// reaches that end, which a real clock never does (a ManualClock advanced by
+// math.MaxInt64 does).
 func WaitForSeconds(d time.Duration) Instruction {
 	return Instruction{kind: waitSeconds, n: int64(d)}
 }

@@ -84,7 +84,9 @@ func WithFrameObserver(f func(FrameStats)) Option {
 // delayed actions, coroutines and background functions, each as a
 // *PanicError with the stack of the panic. The handler runs on the goroutine
 // that recovered the panic (the loom's, or a background worker's), and the
-// frame goes on after it returns. Without this option, panics are reported
+// frame goes on after it returns. It must not panic: that panic is not
+// recovered, and leaves Update with the rest of the frame to the next one.
+// Without this option, panics are reported
 // through log/slog's default logger, at level Error, with the loom's name,
 // the panic value and the stack, so that none goes unseen.
 func WithPanicHandler(h func(*PanicError)) Option {

@@ -2,6 +2,7 @@ package loom
 
 import (
 	"fmt"
+	"runtime/debug"
 	"slices"
 	"time"
 )
@@ -150,7 +151,11 @@ func (p *phase) giveBack(w []*Coroutine) {
 }
 
 // noFixedStep is the error of a coroutine that waits for a fixed step on a
-// loom that has none.
+// loom that has none. Its stack is the frame's that found the wait, since
+// the coroutine's own has moved on from its yield.
 func noFixedStep(c *Coroutine) *PanicError {
-	return &PanicError{Value: fmt.Sprintf("loom: coroutine %d yielded WaitForFixedUpdate on a loom without fixed steps (see WithFixedStep)", c.id)}
+	return &PanicError{
+		Value: fmt.Sprintf("loom: coroutine %d yielded WaitForFixedUpdate on a loom without fixed steps (see WithFixedStep)", c.id),
+		Stack: debug.Stack(),
+	}
 }

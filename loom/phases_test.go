@@ -97,8 +97,9 @@ func TestWaitForFixedUpdateResumesAfterEachStep(t *testing.T) {
 
 // TestWaitForFixedUpdateWithoutSteps checks that the wait cannot hang in
 // silence: on a loom without fixed steps, or once the steps are removed, it
-// ends its coroutine with a *PanicError that names WithFixedStep, given to
-// the panic handler, and the other coroutines go on.
+// ends its coroutine with a *PanicError that names WithFixedStep, with the
+// stack of the frame that found the wait, given to the panic handler, and
+// the other coroutines go on.
 func TestWaitForFixedUpdateWithoutSteps(t *testing.T) {
 	l, panics := testLoom(t)
 	deferred := false
@@ -112,6 +113,9 @@ func TestWaitForFixedUpdateWithoutSteps(t *testing.T) {
 	var pe *loom.PanicError
 	if !c.IsDone() || !errors.As(c.Err(), &pe) || !strings.Contains(fmt.Sprint(pe.Value), "WithFixedStep") {
 		t.Fatalf("the waiting coroutine: done %v, Err %v; want a *PanicError naming WithFixedStep", c.IsDone(), c.Err())
+	}
+	if !strings.Contains(string(pe.Stack), "loom.(*Loom).Update") {
+		t.Errorf("the error's stack does not show the frame that found the wait:\n%s", pe.Stack)
 	}
 	if got := panics.Take(); !deferred || len(got) != 1 || got[0] != pe {
 		t.Errorf("defers ran %v, %d panics reported; want the defers run and the error reported once", deferred, len(got))

@@ -13,7 +13,8 @@ type CoroutineInfo struct {
 	// State is "queued" for a coroutine started that has not begun (see
 	// Loom.StartCoroutine), "running" for the one whose body runs now (the
 	// caller of Coroutines, or one that started it), and "waiting" for one
-	// waiting on an Instruction.
+	// waiting on an Instruction, including one whose yield of WaitFor began
+	// the coroutine that runs now.
 	State   string
 	Wait    string // what a waiting coroutine waits for, as "WaitForSeconds(1s)" or "WaitFor(coroutine #3)", the third started
 	Started int64  // the frame in which it started; 0 if queued

@@ -15,7 +15,8 @@ import (
 // StopAllCoroutines.
 var ErrStopped = errors.New("loom: coroutine stopped")
 
-// Stop ends c, reporting whether it had not ended yet. It is safe from any
+// Stop ends c, reporting whether it had not ended yet: Stops from several
+// goroutines before the loop has ended c may each report true. It is safe from any
 // goroutine and never runs c's code on the caller: c never resumes after
 // Stop returns, but for a resume under way at that moment, and it ends on
 // the loop, which makes its yield report false, so that its body returns

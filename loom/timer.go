@@ -160,7 +160,9 @@ func (l *Loom) timersOf(t *Timer) *timers {
 // PostAfter queues f to run in the first frame at least d after now on l's
 // clock (unscaled); with d <= 0, in the next frame. A due time past the end
 // of the clock's range (math.MaxInt64 nanoseconds, about 292 years) is that
-// end, so a d of math.MaxInt64 means no timeout. It never blocks. With a
+// end, so a d of math.MaxInt64 means no timeout: it runs only if the clock
+// reaches that end, which a real clock never does (a ManualClock advanced by
+// math.MaxInt64 does). It never blocks. With a
 // nil f, the Timer only marks the time: a Waitable that bounds another wait,
 // as in yield(WaitAny(handle, l.PostAfter(time.Second, nil))), after which
 // FirstDone tells which came first. If l is closed, the returned Timer never

@@ -139,7 +139,12 @@ func (m *multi) ready(kind waitKind) bool {
 // ctx.Err(). It is the goroutine side of WaitAll,
 // for code off the loom's goroutine that waits on a mix of coroutines, loom
 // tasks and queue handles; the loom's own goroutine must not block on its
-// coroutines, which only its frames move.
+// coroutines, which only its frames move. Await watches the channels of
+// Done and nothing else: a task of a queue that awaits its own queue's
+// handles should call their Wait instead, which panics at once on a wait
+// that could only wait for itself, where Await waits until ctx is done; and
+// a handle's panic goes to its queue's panic handler too unless the handle's
+// task was submitted with an Awaited context (see package taskqueue).
 func Await(ctx context.Context, ws ...Waitable) error {
 	mustWaitables("Await", ws)
 	for _, w := range ws {

@@ -63,7 +63,9 @@
 // RunAsyncOnMainThread goes to the main loom's panic handler. The main loom
 // is named "main": the panics it reports, and those that reach callers,
 // say "panic in main". Once the main loop has stopped, every call and post
-// returns an error matching taskqueue.ErrClosed: no call waits forever. Run
+// from another goroutine returns an error matching taskqueue.ErrClosed: no
+// call waits forever. On the main thread itself a call still runs its
+// function at once, as it always does there. Run
 // serves once per process; a second Run panics. A function run on the main
 // thread must not call runtime.Goexit, which would end the main goroutine.
 //
