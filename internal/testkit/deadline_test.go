@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -80,6 +81,9 @@ func TestChildProcess(t *testing.T) {
 // added, running the tests that args name (none if no args); what it
 // prints and how it exits come back.
 func TestRunChild(t *testing.T) {
+	if runtime.GOOS == "js" {
+		t.Skip("js/wasm runs no child processes")
+	}
 	out, err := testkit.RunChild(t, []string{childEnv + "=hello"}, "-test.run=^TestChildProcess$")
 	var exit *exec.ExitError
 	if string(out) != `the child got "hello"` || !errors.As(err, &exit) || exit.ExitCode() != 3 {
