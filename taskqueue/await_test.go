@@ -163,11 +163,14 @@ func TestWaitsThatWouldWaitForThemselvesPanic(t *testing.T) {
 				var self atomic.Pointer[taskqueue.Handle]
 				ctx := context.WithValue(t.Context(), selfKey{}, &self)
 				var msg string
+				stored := make(chan struct{}) // the task may start before RunAsync returns
 				h := on.RunAsync(ctx, func(ctx context.Context) error {
+					<-stored
 					msg = testkit.PanicMessage(func() { c.in(ctx, tr) })
 					return nil
 				})
 				self.Store(h)
+				close(stored)
 				if err := h.Wait(t.Context()); err != nil {
 					t.Fatal(err)
 				}
