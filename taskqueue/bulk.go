@@ -26,9 +26,10 @@ import (
 // place (see RunSync), or on a free one; if q has none free, the caller only
 // waits for the others. Once every iteration is claimed, the tasks of q that
 // were queued to help and have not started leave the queue. Those helpers
-// are tasks of q: Stats counts those that took part as Completed, the others
-// as Canceled; the caller's part counts as Completed when it runs on a slot
-// of q. When Apply returns, no f runs, though a helper may still be counted
+// are tasks of q: Stats counts those that started as Completed (one that
+// starts once the work is over takes no part), the others as Canceled, and
+// an Observer of q sees those that started; the caller's part counts as
+// Completed, and is seen, when it runs on a slot of q. When Apply returns, no f runs, though a helper may still be counted
 // as running for the instant it takes to return to q.
 //
 // f receives no context: calls it makes that run in a task's place (RunSync,
@@ -163,7 +164,7 @@ func (b *bulk) run() (err error) {
 	}()
 	ran, terr := b.q.tryRun(b.ctx, func(sl scheduler.Slot) {
 		helpers = b.help(b.width - 1)
-		b.participate(sl, onCaller)
+		b.participate(sl, true)
 	})
 	if terr != nil {
 		b.fail(terr) // the caller waited for its task's turn until ctx was done
@@ -178,7 +179,7 @@ func (b *bulk) run() (err error) {
 		// leaves first, so that the deferred finish does not wait for it.
 		defer b.leave()
 		await(b.ctx, b.call, waited{q: b.q}, func() error {
-			first := b.q.RunAsync(b.ctx, func(ctx context.Context) error { b.join(slotOf(ctx), inTask); return nil })
+			first := b.q.RunAsync(b.ctx, func(ctx context.Context) error { b.join(slotOf(ctx)); return nil })
 			helpers = b.help(b.width - 1)
 			if err := first.wait(b.ctx); err != nil && !errors.Is(err, ErrGoexit) {
 				b.fail(err) // it never ran, or ctx is done: no chunk starts from now
@@ -233,22 +234,27 @@ func (b *bulk) help(k int) []scheduler.ID {
 // CatchesPanics: see errTask.
 func (b *bulk) CatchesPanics() {}
 
-// Run is a helper's part, on the slot sl of a worker.
-func (b *bulk) Run(sl scheduler.Slot) { b.join(sl, onWorker) }
-
-// A participant says where a participant of a bulk call runs, which decides
-// how the queue calls its part (see participate).
-type participant uint8
-
-const (
-	onWorker participant = iota // a helper, the scheduler's item
-	onCaller                    // the caller, in its own place or on a free slot
-	inTask                      // the first helper, inside a task of the queue that the queue called
-)
+// Run is a helper's part, on the slot sl of a worker: a task of q, which the
+// queue calls as it calls a task's function (with its labels, seen by its
+// Observer), whether it takes part or finds the work over.
+func (b *bulk) Run(sl scheduler.Slot) {
+	if b.q.observer == nil && b.q.labels == nil {
+		b.join(sl)
+		return
+	}
+	c := &taskCtx{}
+	c.start(b.q, b.ctx, sl)
+	if p, _ := b.q.call(c, func(context.Context) error { b.join(sl); return nil }, nil); p != nil {
+		// The Observer's TaskStarted panicked: the helper took no part, and
+		// nobody but the handler will see the panic.
+		b.q.panicked.Add(1)
+		b.q.onPanic(p)
+	}
+}
 
 // join makes a helper, on the slot sl, one of the participants, unless the
 // work is over, and takes part.
-func (b *bulk) join(sl scheduler.Slot, on participant) {
+func (b *bulk) join(sl scheduler.Slot) {
 	for {
 		a := b.active.Load()
 		if a == bulkClosed {
@@ -258,14 +264,14 @@ func (b *bulk) join(sl scheduler.Slot, on participant) {
 			break
 		}
 	}
-	b.participate(sl, on)
+	b.participate(sl, false)
 }
 
 // participate claims chunks and runs them, on the slot sl, until none is left
-// or the call stops, then leaves. A part is a task of the queue: the queue
-// calls it as it calls a task's function (with its labels, seen by its
-// Observer), unless it runs inside a task that the queue called already.
-func (b *bulk) participate(sl scheduler.Slot, on participant) {
+// or the call stops, then leaves. A helper's part runs inside its task (see
+// Run); the caller's, here, is called as the queue calls a function that
+// RunSync runs on its caller.
+func (b *bulk) participate(sl scheduler.Slot, here bool) {
 	c := &taskCtx{}
 	c.start(b.q, b.ctx, sl)
 	goexit := func() {
@@ -273,14 +279,10 @@ func (b *bulk) participate(sl scheduler.Slot, on participant) {
 		b.abort(nil)
 		b.leave()
 	}
-	part := func(context.Context) error { b.work(c); return nil }
 	var p *PanicError
-	switch on {
-	case onWorker:
-		p, _ = b.q.call(c, part, goexit)
-	case onCaller:
-		p, _ = b.q.callHere(c, part, goexit)
-	default:
+	if here {
+		p, _ = b.q.callHere(c, func(context.Context) error { b.work(c); return nil }, goexit)
+	} else {
 		p = panics.Recover(b.q.name, func() { b.work(c) }, goexit)
 	}
 	c.end()
