@@ -51,9 +51,9 @@
 // with it, only while polling pays, and never on one processor, where a
 // call costs what one to a parking locked goroutine costs; [WithSpin] says
 // when each side burns CPU time. A renderer whose frames make 100 calls of
-// 300ns of work each drew 58 times the frames of one served by a locked
-// goroutine and a channel, with both CPUs free, and at least as many when
-// other programs kept them busy (the benchmarks' cmd/framerate).
+// 300ns of work each drew 37 to 58 times the frames of one served by a
+// locked goroutine and a channel over runs with both CPUs free, and 1.5
+// times as many with GOMAXPROCS=1 (the benchmarks' cmd/framerate).
 //
 // # Panics and shutdown
 //
