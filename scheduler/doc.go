@@ -78,4 +78,8 @@
 // [WithPanicHandler] (by default, log/slog's default logger). The worker goes on
 // with the next item. An item that calls runtime.Goexit ends its worker, whose
 // slot passes to a new one; no item is lost either way.
+//
+// A programmer's error panics at once with a message naming the call: a nil
+// Task or Func, a nil context, a limit or bound out of range, a method of the
+// zero Scheduler.
 package scheduler

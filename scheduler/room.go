@@ -85,6 +85,7 @@ func (s *Scheduler) Reserve() (*Reservation, error) {
 // ReserveContext is Reserve that waits for room as EnqueueContext does.
 func (s *Scheduler) ReserveContext(ctx context.Context) (*Reservation, error) {
 	s.mustBeMade("ReserveContext")
+	mustCtx("ReserveContext", ctx)
 	if r := s.cfg.room; r != nil && !r.sem.TryAcquire(1) {
 		if err := r.wait(ctx); err != nil {
 			return nil, err

@@ -160,6 +160,7 @@ func (s *Scheduler) Enqueue(t Task) (ID, error) {
 // Scheduler without WithMaxPending, EnqueueContext is Enqueue.
 func (s *Scheduler) EnqueueContext(ctx context.Context, t Task) (ID, error) {
 	s.mustBeMade("EnqueueContext")
+	mustCtx("EnqueueContext", ctx)
 	mustTask("EnqueueContext", t)
 	if r := s.cfg.room; r != nil && !r.sem.TryAcquire(1) {
 		if err := r.wait(ctx); err != nil {
@@ -306,6 +307,7 @@ func (s *Scheduler) Closed() bool {
 // would wait for that item too: it never returns before its ctx is done.
 func (s *Scheduler) Wait(ctx context.Context) error {
 	s.mustBeMade("Wait")
+	mustCtx("Wait", ctx)
 	s.mu.Lock()
 	if s.isIdleLocked() {
 		s.mu.Unlock()

@@ -1,6 +1,9 @@
 package scheduler
 
-import "fmt"
+import (
+	"context"
+	"fmt"
+)
 
 // A Task is an item of work. Run is called at most once per time the task is
 // queued, with the slot the task holds while it runs: work done for the task
@@ -67,6 +70,14 @@ func isBarrier(t Task) bool {
 	}
 	_, ok := t.(*barrier)
 	return ok
+}
+
+// mustCtx panics, naming call, if ctx is nil, even when the call would not
+// have needed to wait, so that the misuse shows at once.
+func mustCtx(call string, ctx context.Context) {
+	if ctx == nil {
+		panic("scheduler: " + call + " with a nil context")
+	}
 }
 
 // mustTask panics, naming call, if t is nil or a nil Func, which could not

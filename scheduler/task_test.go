@@ -37,6 +37,25 @@ func TestNilTaskPanics(t *testing.T) {
 	}
 }
 
+// TestNilContextPanics: every call that takes a context panics on a nil
+// one, naming the call, even when it would not have waited.
+func TestNilContextPanics(t *testing.T) {
+	s := scheduler.New(1, scheduler.WithMaxPending(1))
+	var none context.Context // a nil context; a nil literal is what staticcheck forbids
+	for name, call := range map[string]func(){
+		"EnqueueContext": func() { s.EnqueueContext(none, scheduler.Func(func() {})) },
+		"ReserveContext": func() { s.ReserveContext(none) },
+		"Wait":           func() { s.Wait(none) },
+	} {
+		if got, want := testkit.PanicMessage(call), "scheduler: "+name+" with a nil context"; got != want {
+			t.Errorf("%s with a nil context panicked with %q; want %q", name, got, want)
+		}
+	}
+	if st := s.Stats(); st.Pending != 0 || st.Completed != 0 {
+		t.Errorf("Stats() = %+v; want nothing queued or run", st)
+	}
+}
+
 // TestIDsIncrease: every way of queuing an item gives it an ID above all
 // the earlier ones, never zero, and never one given before.
 func TestIDsIncrease(t *testing.T) {
