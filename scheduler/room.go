@@ -60,7 +60,8 @@ func (r *room) release(n int) {
 // A Reservation is room for one item in a Scheduler's list, taken now for an
 // item that will be queued later, such as a delayed task: once taken, queuing
 // the item never blocks and never fails, even after Close. A Reservation must
-// be used exactly once, by Enqueue, or given back with Cancel.
+// be used exactly once, by Enqueue, or given back with Cancel. Only Reserve
+// and ReserveContext make one: the methods of the zero Reservation panic.
 //
 // A Reservation is safe for use by multiple goroutines.
 type Reservation struct {
@@ -131,6 +132,7 @@ func (s *Scheduler) unreserve() {
 // ID. It never blocks and never fails, even after Close: the item was
 // accepted when the room was taken. Enqueue panics if r was used or canceled.
 func (r *Reservation) Enqueue(t Task) ID {
+	r.mustBeMade("Enqueue")
 	mustTask("Reservation.Enqueue", t)
 	if r.used.Swap(true) {
 		panic("scheduler: Reservation.Enqueue of a reservation already used or canceled")
@@ -146,10 +148,19 @@ func (r *Reservation) Enqueue(t Task) ID {
 // Cancel gives the room back, reporting whether it did: false if r was used
 // or canceled already, so that Cancel may be deferred.
 func (r *Reservation) Cancel() bool {
+	r.mustBeMade("Cancel")
 	if r.used.Swap(true) {
 		return false
 	}
 	r.s.cfg.room.release(1)
 	r.s.unreserve()
 	return true
+}
+
+// mustBeMade panics, naming call, on a nil or zero Reservation: only
+// Reserve and ReserveContext make one.
+func (r *Reservation) mustBeMade(call string) {
+	if r == nil || r.s == nil {
+		panic("scheduler: Reservation." + call + " of a Reservation not made by Reserve or ReserveContext")
+	}
 }

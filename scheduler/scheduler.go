@@ -331,7 +331,8 @@ func (s *Scheduler) Wait(ctx context.Context) error {
 // caller that removes an item (TryDequeue, DequeueAll, CloseNow) and then
 // counts it, or completes a handle, holds the Scheduler across both, so
 // that whoever watches for idleness sees the counts that the removal
-// calls for. A Hold must be released exactly once.
+// calls for. A Hold must be released exactly once. The zero Hold is not
+// usable: Release panics.
 type Hold struct{ s *Scheduler }
 
 // Hold returns a Hold on s.
@@ -348,6 +349,9 @@ func (s *Scheduler) Hold() Hold {
 // the calling goroutine.
 func (h Hold) Release() {
 	s := h.s
+	if s == nil {
+		panic("scheduler: Hold.Release of the zero Hold; Scheduler.Hold makes one")
+	}
 	s.mu.Lock()
 	if s.books.holds == 0 {
 		s.mu.Unlock()

@@ -80,7 +80,8 @@ func TestNewLimit(t *testing.T) {
 
 // TestZeroSchedulerPanics: every method of the zero Scheduler panics with a
 // message that names the call and New, rather than accept items it would
-// never run (it used to queue them and run none).
+// never run (it used to queue them and run none); so do the zero Reservation
+// and Hold.
 func TestZeroSchedulerPanics(t *testing.T) {
 	var s scheduler.Scheduler
 	calls := map[string]func(){
@@ -109,6 +110,21 @@ func TestZeroSchedulerPanics(t *testing.T) {
 		want := "scheduler: " + call + " on a zero Scheduler; make one with New"
 		if got := testkit.PanicMessage(f); got != want {
 			t.Errorf("%s on the zero Scheduler panicked with %q; want %q", call, got, want)
+		}
+	}
+	// The values the Scheduler makes panic too, made any other way.
+	var r scheduler.Reservation
+	var h scheduler.Hold
+	for call, c := range map[string]struct {
+		f    func()
+		want string
+	}{
+		"Reservation.Enqueue": {func() { r.Enqueue(scheduler.Func(func() {})) }, "scheduler: Reservation.Enqueue of a Reservation not made by Reserve or ReserveContext"},
+		"Reservation.Cancel":  {func() { r.Cancel() }, "scheduler: Reservation.Cancel of a Reservation not made by Reserve or ReserveContext"},
+		"Hold.Release":        {func() { h.Release() }, "scheduler: Hold.Release of the zero Hold; Scheduler.Hold makes one"},
+	} {
+		if got := testkit.PanicMessage(c.f); got != c.want {
+			t.Errorf("%s of the zero value panicked with %q; want %q", call, got, c.want)
 		}
 	}
 }
