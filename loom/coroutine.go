@@ -26,7 +26,8 @@ import (
 // the coroutines waiting for it resume. A body must not call runtime.Goexit,
 // which would end the loom's goroutine.
 //
-// A Coroutine handle is safe for use by multiple goroutines.
+// A Coroutine handle is safe for use by multiple goroutines. Only a loom or a
+// Scope makes one: the methods of the zero Coroutine panic.
 type Coroutine struct {
 	// The fields a resume reads come first, side by side, so that a frame
 	// that resumes a thousand coroutines out of a hundred thousand misses
@@ -85,6 +86,7 @@ type ofLoom interface{ coroutine() *Coroutine }
 // Done returns a channel that is closed when c has ended, which makes a
 // Coroutine a Waitable.
 func (c *Coroutine) Done() <-chan struct{} {
+	c.mustBeMade("Done")
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.ch == nil {
@@ -100,6 +102,7 @@ func (c *Coroutine) Done() <-chan struct{} {
 // panicked, ErrStopped if it was stopped, and ErrClosed if its loom or scope
 // closed first.
 func (c *Coroutine) Err() error {
+	c.mustBeMade("Err")
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.err
@@ -107,7 +110,18 @@ func (c *Coroutine) Err() error {
 
 // IsDone reports, without blocking, whether c has ended: its body returned
 // or panicked, or it was stopped or closed. Err then tells which.
-func (c *Coroutine) IsDone() bool { return c.isDone() }
+func (c *Coroutine) IsDone() bool {
+	c.mustBeMade("IsDone")
+	return c.isDone()
+}
+
+// mustBeMade panics, naming call, on a Coroutine that no loom started: the
+// zero Coroutine would never end.
+func (c *Coroutine) mustBeMade(call string) {
+	if c == nil || c.l == nil {
+		panic("loom: Coroutine." + call + " of a Coroutine not started by StartCoroutine")
+	}
+}
 
 func (c *Coroutine) isDone() bool { return c.done.Load() }
 

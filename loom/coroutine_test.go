@@ -276,3 +276,20 @@ func BenchmarkCoroutineStartStop(b *testing.B) {
 		l.StartCoroutine(body).Stop()
 	}
 }
+
+// TestZeroCoroutinePanics: a Coroutine that no loom started would never
+// end; its methods panic, naming the call, rather than wait forever.
+func TestZeroCoroutinePanics(t *testing.T) {
+	var c loom.Coroutine
+	for call, f := range map[string]func(){
+		"Done":   func() { c.Done() },
+		"Err":    func() { c.Err() },
+		"IsDone": func() { c.IsDone() },
+		"Stop":   func() { c.Stop() },
+	} {
+		want := "loom: Coroutine." + call + " of a Coroutine not started by StartCoroutine"
+		if got := testkit.PanicMessage(f); got != want {
+			t.Errorf("%s of the zero Coroutine panicked with %q; want %q", call, got, want)
+		}
+	}
+}

@@ -28,6 +28,7 @@ func (c *Coroutine) Stop() bool {
 	if c == nil {
 		panic("loom: Stop of a nil *Coroutine")
 	}
+	c.mustBeMade("Stop")
 	return c.l.stopCoroutine(c, ErrStopped)
 }
 

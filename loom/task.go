@@ -10,7 +10,8 @@ import (
 // coroutine of the same loom, and then reads Result; a goroutine waits with
 // Wait.
 //
-// A Task is safe for use by multiple goroutines.
+// A Task is safe for use by multiple goroutines. Only StartTask makes one:
+// the methods of the zero Task panic.
 type Task[T any] struct {
 	c   *Coroutine
 	val T     // written by the body before the coroutine ends
@@ -45,6 +46,7 @@ func StartTask[T any](on Starter, body func(yield func(Instruction) bool) (T, er
 // error (a *PanicError, ErrStopped, ErrClosed). While t runs, Result returns
 // the zero T and nil, and IsDone reports false.
 func (t *Task[T]) Result() (T, error) {
+	t.mustBeMade("Result")
 	if !t.c.IsDone() {
 		var zero T
 		return zero, nil
@@ -67,6 +69,7 @@ func (t *Task[T]) Err() error {
 // loop's: a coroutine yields WaitFor(t) instead, and the loop itself must
 // not block on a coroutine it runs.
 func (t *Task[T]) Wait(ctx context.Context) (T, error) {
+	t.mustBeMade("Wait")
 	select {
 	case <-t.c.Done():
 		return t.Result()
@@ -77,13 +80,29 @@ func (t *Task[T]) Wait(ctx context.Context) (T, error) {
 }
 
 // Done returns a channel that is closed when t has ended.
-func (t *Task[T]) Done() <-chan struct{} { return t.c.Done() }
+func (t *Task[T]) Done() <-chan struct{} {
+	t.mustBeMade("Done")
+	return t.c.Done()
+}
 
 // IsDone reports, without blocking, whether t has ended.
-func (t *Task[T]) IsDone() bool { return t.c.IsDone() }
+func (t *Task[T]) IsDone() bool {
+	t.mustBeMade("IsDone")
+	return t.c.IsDone()
+}
 
 // Stop stops t as Coroutine.Stop does; Err then reports ErrStopped.
-func (t *Task[T]) Stop() bool { return t.c.Stop() }
+func (t *Task[T]) Stop() bool {
+	t.mustBeMade("Stop")
+	return t.c.Stop()
+}
+
+// mustBeMade panics, naming call, on a Task that StartTask did not make.
+func (t *Task[T]) mustBeMade(call string) {
+	if t == nil || t.c == nil {
+		panic("loom: Task." + call + " of a Task not made by StartTask")
+	}
+}
 
 // coroutine makes WaitFor(t) wait as for the coroutine itself.
 func (t *Task[T]) coroutine() *Coroutine {

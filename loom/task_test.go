@@ -7,6 +7,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/taskqueue-go/taskqueue/internal/testkit"
 	"github.com/taskqueue-go/taskqueue/loom"
 )
 
@@ -202,5 +203,28 @@ func BenchmarkTaskAwait(b *testing.B) {
 	})
 	for b.Loop() {
 		l.UpdateDelta(time.Millisecond)
+	}
+}
+
+// TestZeroTaskPanics: the methods of a Task that StartTask did not make
+// panic, naming the call.
+func TestZeroTaskPanics(t *testing.T) {
+	var task loom.Task[int]
+	for call, f := range map[string]func(){
+		"Result": func() { task.Result() },
+		"Err":    func() { task.Err() },
+		"Wait":   func() { task.Wait(context.Background()) },
+		"Done":   func() { task.Done() },
+		"IsDone": func() { task.IsDone() },
+		"Stop":   func() { task.Stop() },
+	} {
+		name := call
+		if call == "Err" {
+			name = "Result" // Err is Result's error
+		}
+		want := "loom: Task." + name + " of a Task not made by StartTask"
+		if got := testkit.PanicMessage(f); got != want {
+			t.Errorf("%s of the zero Task panicked with %q; want %q", call, got, want)
+		}
 	}
 }
