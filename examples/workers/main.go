@@ -63,11 +63,12 @@ func run(ctx context.Context, w io.Writer, n, workers int) error {
 	game := mainthread.Loom().StartCoroutineContext(ctx, func(yield func(loom.Instruction) bool) {
 		shown := -1
 		for { // a frame of the game: draw the progress
-			if done, _ := progress.Load(); done != shown {
+			done, total := progress.Load() // one instant: what is drawn is what ends the loop
+			if done != shown {
 				shown = done
-				fmt.Fprintf(w, "loading: %3.0f%%\n", 100*progress.Fraction())
+				fmt.Fprintf(w, "loading: %3.0f%%\n", 100*float64(done)/float64(max(total, 1)))
 			}
-			if progress.Finished() {
+			if done >= total {
 				break
 			}
 			if !yield(loom.NextFrame()) {
