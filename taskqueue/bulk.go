@@ -238,7 +238,7 @@ func (b *bulk) CatchesPanics() {}
 // queue calls as it calls a task's function (with its labels, seen by its
 // Observer), whether it takes part or finds the work over.
 func (b *bulk) Run(sl scheduler.Slot) {
-	if b.q.observer == nil && b.q.labels == nil {
+	if !b.q.observed() {
 		b.join(sl)
 		return
 	}

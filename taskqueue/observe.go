@@ -40,7 +40,7 @@ func (q *Queue) Name() string {
 // anything otherwise. If f calls runtime.Goexit, goexit runs, after the
 // Observer heard of it, and the Goexit goes on.
 func (q *Queue) call(ctx context.Context, f func(context.Context) error, goexit func()) (p *PanicError, err error) {
-	if q.observer != nil || q.labels != nil {
+	if q.observed() {
 		// The worker carries q's labels already (the scheduler sets them);
 		// they are what the goroutine gets back.
 		return q.callObserved(ctx, f, goexit, q.ownLabels(ctx), q.labels)
@@ -50,6 +50,10 @@ func (q *Queue) call(ctx context.Context, f func(context.Context) error, goexit 
 	}
 	return nil, err
 }
+
+// observed reports whether q calls its functions with more than a recover:
+// it has an Observer, or a name that labels them.
+func (q *Queue) observed() bool { return q.observer != nil || q.labels != nil }
 
 // callHere is call for a function that runs on its caller's goroutine
 // (RunSync on an idle queue, or in a task's place), with c, its context: it
