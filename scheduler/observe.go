@@ -6,7 +6,6 @@ import (
 	"math/bits"
 	"runtime/pprof"
 	"runtime/trace"
-	"sync/atomic"
 	"time"
 )
 
@@ -105,7 +104,7 @@ type waits struct {
 const maxInFlight = 1 << 16
 
 // sampler holds the sampled items in flight, oldest first, in a ring, and
-// the histogram of their waits, which counts with atomics.
+// the histogram of their waits.
 type sampler struct {
 	ids  []ID
 	at   []time.Time
@@ -114,14 +113,20 @@ type sampler struct {
 	hist histogram
 }
 
-// histogram counts waits by their bit length in nanoseconds.
+// histogram counts waits by their bit length in nanoseconds, under its
+// Scheduler's mutex. It keeps its summary until the next record: Stats,
+// which a Keyed asks of each lane it retires, then costs no pass over the
+// buckets.
 type histogram struct {
-	buckets [40]atomic.Uint64
+	buckets [40]uint64
+	summary Latency
+	stale   bool // a record came after summary was made
 }
 
 func (h *histogram) record(since time.Time) {
 	d := max(time.Since(since), 0)
-	h.buckets[min(bits.Len64(uint64(d)), len(h.buckets)-1)].Add(1)
+	h.buckets[min(bits.Len64(uint64(d)), len(h.buckets)-1)]++
+	h.stale = true
 }
 
 // pushedLocked notes that the item id was queued, live items being queued
@@ -198,11 +203,16 @@ func (w *waits) latency() Latency {
 
 // latency summarizes h.
 func (h *histogram) latency() Latency {
-	var counts [len(h.buckets)]uint64
+	if h.stale {
+		h.summary, h.stale = h.summarize(), false
+	}
+	return h.summary
+}
+
+func (h *histogram) summarize() Latency {
 	var n uint64
-	for i := range h.buckets {
-		counts[i] = h.buckets[i].Load()
-		n += counts[i]
+	for _, c := range h.buckets {
+		n += c
 	}
 	var l Latency
 	l.Samples = n
@@ -210,7 +220,7 @@ func (h *histogram) latency() Latency {
 		return l
 	}
 	var seen uint64
-	for i, c := range counts {
+	for i, c := range h.buckets {
 		if c == 0 {
 			continue
 		}
