@@ -209,3 +209,31 @@ func TestWaitLatencySamplesABacklog(t *testing.T) {
 		}
 	})
 }
+
+// TestWaitLatencyFollowsLaterSamples: Stats.Wait, read once, counts the
+// samples that come after: the summary Stats keeps is made again once a
+// new sample arrives.
+func TestWaitLatencyFollowsLaterSamples(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := scheduler.New(1)
+		for range 64 {
+			s.Enqueue(scheduler.Func(func() {}))
+		}
+		s.Wait(context.Background())
+		first := s.Stats().Wait
+		if first.Samples != 1 || first.Max >= time.Second {
+			t.Fatalf("Stats().Wait = %+v after 64 items that never waited; want 1 sample, under 1s", first)
+		}
+		release := make(chan struct{})
+		s.Enqueue(scheduler.Func(func() { <-release }))
+		for range 63 {
+			s.Enqueue(scheduler.Func(func() {}))
+		}
+		time.Sleep(time.Second)
+		close(release)
+		s.Wait(context.Background())
+		if w := s.Stats().Wait; w.Samples != 2 || w.Max < time.Second {
+			t.Errorf("Stats().Wait = %+v after 64 more items, the sampled one held a second; want 2 samples, the longest at least 1s", w)
+		}
+	})
+}
