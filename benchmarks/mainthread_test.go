@@ -96,8 +96,10 @@ func (s *spinningServer) Close() {
 // poll for their outcome while it does), against the locked-goroutine design
 // of other main-thread packages, parking (impl=lockedgoroutine) and with the
 // same spin on both sides, always (impl=lockedgoroutine-spin, the
-// like-for-like baseline). The calls come back to back from one goroutine,
-// as a renderer's do. cpu-ns/op is the CPU time the process spends a call,
+// like-for-like baseline), and parking on the main thread itself
+// (impl=lockedgoroutine-mainthread, which serves from one call to the main
+// loop). The calls come back to back from one goroutine, as a renderer's
+// do. cpu-ns/op is the CPU time the process spends a call,
 // polling included. With GOMAXPROCS=1 nobody polls in mainthread, and the
 // spinning baseline's every poll keeps the other side from running until it
 // ends.
@@ -120,13 +122,28 @@ func BenchmarkMainThreadCall(b *testing.B) {
 			s.Call(nop)
 		}
 	})
-	b.Run("impl=lockedgoroutine", func(b *testing.B) {
-		s := baseline.NewLockedThread()
-		defer s.Close()
-		b.ReportAllocs()
-		defer testkit.ReportCPU(b)()
-		for b.Loop() {
-			s.Call(nop)
-		}
-	})
+	for _, on := range []string{"", "-mainthread"} {
+		b.Run("impl=lockedgoroutine"+on, func(b *testing.B) {
+			var s *baseline.LockedThread
+			if on == "" {
+				s = baseline.NewLockedThread()
+			} else {
+				s = baseline.NewLockedThreadOn(serveOnMain)
+			}
+			defer s.Close()
+			b.ReportAllocs()
+			defer testkit.ReportCPU(b)()
+			for b.Loop() {
+				s.Call(nop)
+			}
+		})
+	}
+}
+
+// serveOnMain runs serve on the main thread, as one call that holds the main
+// loop until serve returns: the locked-goroutine design on the thread that
+// impl=mainthread's calls go to, which the kernel may wake at another cost
+// than a thread of the runtime's own.
+func serveOnMain(serve func()) {
+	go taskqueue.RunSyncOnMainThread(context.Background(), serve)
 }

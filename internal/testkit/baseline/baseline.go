@@ -26,10 +26,24 @@ type LockedThread struct {
 // NewLockedThread starts the goroutine of a LockedThread, locked to its
 // thread until Close.
 func NewLockedThread() *LockedThread {
+	return NewLockedThreadOn(func(serve func()) {
+		go func() {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			serve()
+		}()
+	})
+}
+
+// NewLockedThreadOn is NewLockedThread for a goroutine that start provides:
+// start must arrange for serve to run on it, locked to its thread, and may
+// return before serve does. A program that serves the main thread starts it
+// there, for a baseline on the thread its own calls go to.
+func NewLockedThreadOn(start func(serve func())) *LockedThread {
 	s := &LockedThread{calls: make(chan func())}
-	s.wg.Go(func() {
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
+	s.wg.Add(1)
+	start(func() {
+		defer s.wg.Done()
 		for f := range s.calls {
 			f()
 		}

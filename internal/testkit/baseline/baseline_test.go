@@ -52,3 +52,25 @@ func TestSpinRounds(t *testing.T) {
 	}
 	baseline.Spin(us)
 }
+
+// TestLockedThreadOn: the goroutine that start provides serves the calls,
+// start is called once, and serve returns on Close.
+func TestLockedThreadOn(t *testing.T) {
+	starts, served := 0, make(chan struct{})
+	s := baseline.NewLockedThreadOn(func(serve func()) {
+		starts++
+		go func() {
+			serve()
+			close(served)
+		}()
+	})
+	n := 0
+	for range 10 {
+		s.Call(func() { n++ })
+	}
+	s.Close()
+	<-served
+	if starts != 1 || n != 10 {
+		t.Errorf("start called %d times, %d calls ran; want 1 and 10", starts, n)
+	}
+}
