@@ -126,7 +126,7 @@ func (c *taskCtx) takeTurn(ctx context.Context) (bool, error) {
 	select {
 	case t.ch <- struct{}{}:
 	default:
-		if err := waitTurn(ctx, t); err != nil {
+		if err := waitTurn(ctx, t, c.q.name); err != nil {
 			return false, err
 		}
 	}
@@ -141,8 +141,9 @@ func (c *taskCtx) takeTurn(ctx context.Context) (bool, error) {
 // place that calls, with the context of the task (or of the function it
 // runs in) rather than its own, something that runs in the task's place
 // waits for its own turn: it says so through log/slog after five seconds,
-// as RunSync does of a call that waits behind its own task.
-func waitTurn(ctx context.Context, t *turn) error {
+// as RunSync does of a call that waits behind its own task, naming the
+// task's queue.
+func waitTurn(ctx context.Context, t *turn, queue string) error {
 	slow := time.NewTimer(slowWaitAfter)
 	defer slow.Stop()
 	for {
@@ -152,8 +153,9 @@ func waitTurn(ctx context.Context, t *turn) error {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-slow.C:
-			slog.Warn("taskqueue: a call in a task's place has waited five seconds for its turn, which may be its own: " +
-				"a function run in a task's place must pass on the context it received, not the task's")
+			slog.Warn("taskqueue: a call in a task's place has waited five seconds for its turn, which may be its own: "+
+				"a function run in a task's place must pass on the context it received, not the task's",
+				"queue", queue)
 		}
 	}
 }

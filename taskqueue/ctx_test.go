@@ -954,7 +954,7 @@ func TestInPlaceCallWithTheTasksContextWaitsAndWarns(t *testing.T) {
 				old := slog.Default()
 				slog.SetDefault(slog.New(slog.NewTextHandler(&logged, nil)))
 				defer slog.SetDefault(old)
-				q := taskqueue.NewSerial()
+				q := taskqueue.NewSerial(taskqueue.WithName("turns"))
 				var ran atomic.Int64
 				var err error
 				start := time.Now()
@@ -969,8 +969,8 @@ func TestInPlaceCallWithTheTasksContextWaitsAndWarns(t *testing.T) {
 				if !errors.Is(err, context.DeadlineExceeded) || waited != time.Hour || ran.Load() != 0 {
 					t.Errorf("the nested call returned %v after %v, its function run %d times; want DeadlineExceeded after 1h, not run", err, waited, ran.Load())
 				}
-				if !strings.Contains(logged.String(), "has waited five seconds for its turn") {
-					t.Errorf("logged %q; want the warning that the call waits for its own turn", logged.String())
+				if out := logged.String(); !strings.Contains(out, "has waited five seconds for its turn") || !strings.Contains(out, "queue=turns") {
+					t.Errorf("logged %q; want the warning that the call waits for its own turn, naming the queue", out)
 				}
 				q.Close()
 			})
