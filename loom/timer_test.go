@@ -112,7 +112,9 @@ func TestTimerStopAndReset(t *testing.T) {
 
 // TestTimerFromAnotherGoroutine: a timer is safe for use by several
 // goroutines: one resets it, reads it and at last stops it while frames
-// run it; once Stop has returned, it never runs again.
+// run it; once Stop has returned, it never runs again. Halfway, the
+// goroutine leaves the timer alone until a frame has run it, so that it
+// runs at least once however the two goroutines are scheduled.
 func TestTimerFromAnotherGoroutine(t *testing.T) {
 	l, _ := testLoom(t)
 	var runs atomic.Int32
@@ -120,7 +122,12 @@ func TestTimerFromAnotherGoroutine(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		for range 1000 {
+		for i := range 1000 {
+			if i == 500 {
+				for runs.Load() == 0 {
+					runtime.Gosched() // a frame runs the timer a millisecond after its last Reset
+				}
+			}
 			tm.Reset(time.Millisecond)
 			tm.IsDone()
 			tm.Done()
