@@ -59,7 +59,7 @@ func (w waited) selfWait(ctx context.Context) string {
 		}
 	}
 	for c := workOf(ctx); c != nil; c = workOf(c.Context) {
-		if c.ended.Load() {
+		if c.ended() {
 			continue // the task has returned: its context is an outsider's
 		}
 		if why := w.waitsFor(c); why != "" {
@@ -75,7 +75,7 @@ func (w waited) waitsFor(c *taskCtx) string {
 	switch {
 	case w.task != nil && c == w.task:
 		return "from the task it waits for"
-	case w.group != nil && c.group == w.group:
+	case w.group != nil && w.group.isMember(c):
 		return "from a member of the group"
 	case w.all && w.q.s.Holds(c.slot):
 		return "from a task of the queue"

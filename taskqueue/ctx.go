@@ -39,18 +39,36 @@ type taskCtx struct {
 	slot            scheduler.Slot
 	q               *Queue // the queue whose work it is
 
-	group *Group // the group the work is a member of, or nil
-
 	// Nested functions run with this context take turns on turn's channel,
-	// made by the first one to come: a turn is a value in it.
-	turn  atomic.Pointer[turn]
-	ended atomic.Bool // the work returned; the slot is no longer its
+	// made by the first one to come: a turn is a value in it. The turn also
+	// says whether the work has returned (see ended): work that no nested
+	// function came for ends with endedTurn in place of one, which keeps
+	// the flag out of the record of every task.
+	turn atomic.Pointer[turn]
 }
 
 // A turn is the lock under which the functions nested in a task's work take
 // turns. It is a channel rather than a mutex so that a wait for it can end
 // with its caller's context, and counts as blocked for testing/synctest.
-type turn struct{ ch chan struct{} }
+type turn struct {
+	ch    chan struct{}
+	ended atomic.Bool // the work returned; the slot is no longer its
+}
+
+// endedTurn is the turn of work that returned before any nested function
+// came: it has no channel, and none will take it.
+var endedTurn = func() *turn {
+	t := new(turn)
+	t.ended.Store(true)
+	return t
+}()
+
+// ended reports whether the work of c has returned: its slot is no longer
+// its, and its context is an outsider's.
+func (c *taskCtx) ended() bool {
+	t := c.turn.Load()
+	return t != nil && t.ended.Load()
+}
 
 // Value returns the taskCtx itself for slotKey, nothing for awaitedKey (the
 // mark of Awaited is not passed on to what the task submits), and the
@@ -98,17 +116,23 @@ func (c *taskCtx) start(q *Queue, ctx context.Context, sl scheduler.Slot) {
 // end marks the work of c returned, and returns once the nested functions
 // run with c in flight have returned: from then on, c holds no slot.
 //
-// Work that no nested function came for, the common case, ends at once. A
-// nested function makes the turn before it takes it, and looks at ended
-// once it holds it; end sets ended before it looks for the turn. So either
-// end finds the turn and waits for it, or the nested function sees ended
+// Work that no nested function came for, the common case, ends at once,
+// with endedTurn for its turn. A nested function makes the turn before it
+// takes it, and looks at the turn's ended once it holds it; end sets ended
+// on a turn it finds before it waits for the turn. So either end finds the
+// turn and waits for it, or the nested function sees ended (or endedTurn)
 // and does not run.
 func (c *taskCtx) end() {
-	c.ended.Store(true)
-	if t := c.turn.Load(); t != nil {
-		t.ch <- struct{}{} // the nested function in flight has returned
-		<-t.ch
+	if c.turn.CompareAndSwap(nil, endedTurn) {
+		return
 	}
+	t := c.turn.Load()
+	if t == endedTurn {
+		return // ended before
+	}
+	t.ended.Store(true)
+	t.ch <- struct{}{} // the nested function in flight has returned
+	<-t.ch
 }
 
 // takeTurn takes c's turn for a function nested in c's work, waiting for it
@@ -123,6 +147,9 @@ func (c *taskCtx) takeTurn(ctx context.Context) (bool, error) {
 			t = c.turn.Load()
 		}
 	}
+	if t == endedTurn {
+		return false, nil
+	}
 	select {
 	case t.ch <- struct{}{}:
 	default:
@@ -130,7 +157,7 @@ func (c *taskCtx) takeTurn(ctx context.Context) (bool, error) {
 			return false, err
 		}
 	}
-	if c.ended.Load() {
+	if t.ended.Load() {
 		<-t.ch
 		return false, nil
 	}
@@ -192,7 +219,7 @@ func slotOf(ctx context.Context) scheduler.Slot {
 // from, or one whose context that derives from, while it runs.
 func holds(ctx context.Context, s *scheduler.Scheduler) bool {
 	for c := workOf(ctx); c != nil; c = workOf(c.Context) {
-		if !c.ended.Load() && s.Holds(c.slot) {
+		if !c.ended() && s.Holds(c.slot) {
 			return true
 		}
 	}

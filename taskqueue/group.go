@@ -145,6 +145,12 @@ func NewGroup(ctx context.Context, q *Queue, opts ...GroupOption) *Group {
 	return g
 }
 
+// isMember reports whether c is the context of a member of g as it runs.
+// A member runs with the group's own context, which init made and nothing
+// else is given: that is how its work is told, without a mark of its own
+// in the record of every task.
+func (g *Group) isMember(c *taskCtx) bool { return c.Context == g.ctx }
+
 func (g *Group) init(ctx context.Context, q *Queue, call string, opts []GroupOption) {
 	if q == nil {
 		panic("taskqueue: " + call + " with a nil queue")

@@ -51,7 +51,6 @@ func (g *Group) runMember(m *member, sl scheduler.Slot) {
 	q := g.q
 	q.inner.Add(1)
 	m.tc.start(g.q, g.ctx, sl)
-	m.tc.group = g
 	p, err := q.call(&m.tc, m.call, func() {
 		m.tc.end()
 		q.failed.Add(1)

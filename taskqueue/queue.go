@@ -166,7 +166,7 @@ func (q *Queue) observeGo(f func()) func() {
 // anyone looks at the handle (see Handle.IsDone). On a queue made WithMaxQueued that is full, RunAsync waits
 // for room until ctx is done, or fails, as the queue's policy says; a failed
 // submission is reported by the handle, already done, with ErrClosed,
-// ErrQueueFull or ctx.Err(). RunAsync costs one allocation of 112 bytes on
+// ErrQueueFull or ctx.Err(). RunAsync costs one allocation of 96 bytes on
 // 64-bit systems, the task with its Handle (BenchmarkRunAsync in this
 // package's benchmarks measures it).
 //

@@ -67,7 +67,7 @@ func RunSync[T any](ctx context.Context, q *Queue, f func(context.Context) (T, e
 func (q *Queue) tryRun(ctx context.Context, run func(scheduler.Slot)) (bool, error) {
 	var inner *taskCtx // the innermost work of ctx that runs, whose slot a new one carries on
 	for c := workOf(ctx); c != nil; c = workOf(c.Context) {
-		if c.ended.Load() {
+		if c.ended() {
 			continue
 		}
 		if inner == nil {
