@@ -3,6 +3,7 @@ package scheduler
 import (
 	"context"
 	"log/slog"
+	"math"
 	"math/bits"
 	"runtime/pprof"
 	"runtime/trace"
@@ -77,7 +78,8 @@ func logPanic(p *PanicError) {
 // Latency summarizes how long a Scheduler's items waited, from queued to
 // started, over a sample of one item in 64, backlogs of up to four million
 // items included. The percentiles are upper bounds, each a power of two
-// nanoseconds.
+// nanoseconds (the longest Duration for a wait of over 2^62ns, 146 years),
+// however long the waits.
 type Latency struct {
 	Samples  uint64        // items measured
 	P50, P99 time.Duration // half and 99% of them waited at most this long
@@ -118,14 +120,14 @@ type sampler struct {
 // which a Keyed asks of each lane it retires, then costs no pass over the
 // buckets.
 type histogram struct {
-	buckets [40]uint64
+	buckets [64]uint64 // by bits.Len64 of the wait: every Duration has one
 	summary Latency
 	stale   bool // a record came after summary was made
 }
 
 func (h *histogram) record(since time.Time) {
 	d := max(time.Since(since), 0)
-	h.buckets[min(bits.Len64(uint64(d)), len(h.buckets)-1)]++
+	h.buckets[bits.Len64(uint64(d))]++
 	h.stale = true
 }
 
@@ -225,7 +227,10 @@ func (h *histogram) summarize() Latency {
 			continue
 		}
 		seen += c
-		bound := time.Duration(1) << i
+		bound := time.Duration(math.MaxInt64) // 2^63 would overflow
+		if i < 63 {
+			bound = time.Duration(1) << i
+		}
 		if l.P50 == 0 && seen*2 >= n {
 			l.P50 = bound
 		}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"runtime"
 	"runtime/pprof"
 	"runtime/trace"
@@ -236,4 +237,25 @@ func TestWaitLatencyFollowsLaterSamples(t *testing.T) {
 			t.Errorf("Stats().Wait = %+v after 64 more items, the sampled one held a second; want 2 samples, the longest at least 1s", w)
 		}
 	})
+}
+
+// TestWaitLatencyBoundsLongWaits: the percentiles and Max are upper bounds
+// of waits of any length: an hour, a day, and two centuries, past the
+// largest power of two a Duration holds, where the bound is the longest
+// Duration.
+func TestWaitLatencyBoundsLongWaits(t *testing.T) {
+	for _, wait := range []time.Duration{time.Hour, 24 * time.Hour, 200 * 365 * 24 * time.Hour} {
+		synctest.Test(t, func(t *testing.T) {
+			s := scheduler.New(1)
+			s.Enqueue(scheduler.Func(func() { time.Sleep(wait) }))
+			for range 64 {
+				s.Enqueue(scheduler.Func(func() {}))
+			}
+			s.Wait(context.Background())
+			l := s.Stats().Wait
+			if l.Samples != 1 || l.P50 < wait || l.P99 < wait || l.Max < wait || l.Max > 2*wait && l.Max != math.MaxInt64 {
+				t.Errorf("the sampled item waited %v; Stats().Wait = %+v, want 1 sample and bounds from %v up to twice that", wait, l, wait)
+			}
+		})
+	}
 }
