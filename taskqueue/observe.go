@@ -52,7 +52,7 @@ func (q *Queue) call(ctx context.Context, f func(context.Context) error, goexit 
 }
 
 // observed reports whether q calls its functions with more than a recover:
-// it has an Observer, or a name that labels them.
+// it has an Observer, or a name of its own or of a target that labels them.
 func (q *Queue) observed() bool { return q.observer != nil || q.labels != nil }
 
 // callHere is call for a function that runs on its caller's goroutine
@@ -67,29 +67,24 @@ func (q *Queue) callHere(c *taskCtx, f func(context.Context) error, goexit func(
 }
 
 // ownLabels returns the labels of q's work submitted with ctx when they are
-// not a worker's: ctx's and q's name, if q is named and ctx carries labels;
-// nil otherwise.
+// not a worker's: ctx's and the label "queue" of q (its name, or the nearest
+// named target's), if it has one and ctx carries labels; nil otherwise.
 func (q *Queue) ownLabels(ctx context.Context) context.Context {
 	if q.labels == nil || !hasLabels(ctx) {
 		return nil
 	}
-	return pprof.WithLabels(ctx, pprof.Labels("queue", q.name))
+	return pprof.WithLabels(ctx, pprof.Labels("queue", q.labelName))
 }
 
 // workLabels returns the pprof labels that work of q submitted with ctx runs
-// with: its own (see ownLabels), or else those of the nearest named queue
-// from q up through its targets, whose scheduler labels the worker or turn
-// that runs it; nil if none of them is named.
+// with: its own (see ownLabels), or else q's label "queue", which the worker
+// or turn that runs it carries already; nil if neither q nor a target of it
+// is named.
 func (q *Queue) workLabels(ctx context.Context) context.Context {
 	if l := q.ownLabels(ctx); l != nil {
 		return l
 	}
-	for a := q; a != nil; a = a.target {
-		if a.labels != nil {
-			return a.labels
-		}
-	}
-	return nil
+	return q.labels
 }
 
 // callerLabels returns the pprof labels that the goroutine calling with ctx

@@ -122,11 +122,32 @@ func TestTaskLabelsAreKept(t *testing.T) {
 	q.Close()
 }
 
+// TestUnnamedChildKeepsTheSubmittersLabels: a task of an unnamed child of a
+// named queue, submitted with a context that carries pprof labels, runs on
+// the target's worker with those labels and the target's name, as a task
+// of the named queue itself does; the worker then goes back to the name
+// alone.
+func TestUnnamedChildKeepsTheSubmittersLabels(t *testing.T) {
+	root := taskqueue.NewConcurrent(2, taskqueue.WithName("pool"))
+	defer root.Close()
+	child := taskqueue.NewSerial(taskqueue.WithTarget(root))
+	grandchild := taskqueue.NewSerial(taskqueue.WithTarget(child))
+	ctx := pprof.WithLabels(context.Background(), pprof.Labels("player", "7"))
+	for _, q := range []*taskqueue.Queue{child, grandchild} {
+		var during, after string
+		q.RunAsync(ctx, func(context.Context) error { during = testkit.Labels(); return nil })
+		q.RunAsync(context.Background(), func(context.Context) error { after = testkit.Labels(); return nil }).Wait(context.Background())
+		if during != `{"player":"7", "queue":"pool"}` || after != `{"queue":"pool"}` {
+			t.Errorf("labels during a labeled task %s, during the next task %s; want the submitter's with the pool's name, then the name alone", during, after)
+		}
+	}
+}
+
 // TestInPlaceRunSyncLabels: a function that RunSync runs in a task's place
 // carries the labels a worker of its queue would give it (its queue's name,
-// or that of the nearest named queue above; with the caller's labels if its
-// queue is named), and the task gets its own labels back once it returns,
-// as does a caller outside any queue.
+// or that of the nearest named queue above, with the caller's labels), and
+// the task gets its own labels back once it returns, as does a caller
+// outside any queue.
 func TestInPlaceRunSyncLabels(t *testing.T) {
 	root := taskqueue.NewConcurrent(2, taskqueue.WithName("root"))
 	named := taskqueue.NewSerial(taskqueue.WithName("kid"), taskqueue.WithTarget(root))
@@ -146,7 +167,7 @@ func TestInPlaceRunSyncLabels(t *testing.T) {
 		{"named child", context.Background(), named, `{"queue":"root"}`, `{"queue":"kid"}`, `{"queue":"kid"}`},
 		{"named child, labeled", user, named, `{"queue":"root", "user":"u1"}`, `{"queue":"kid", "user":"u1"}`, `{"queue":"kid", "user":"u1"}`},
 		{"unnamed grandchild", context.Background(), unnamed, `{"queue":"root"}`, `{"queue":"kid"}`, `{"queue":"kid"}`},
-		{"unnamed grandchild, labeled", user, unnamed, `{"queue":"root", "user":"u1"}`, `{"queue":"kid"}`, `{"queue":"kid"}`},
+		{"unnamed grandchild, labeled", user, unnamed, `{"queue":"root", "user":"u1"}`, `{"queue":"kid", "user":"u1"}`, `{"queue":"kid", "user":"u1"}`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var before, inPlace, after string

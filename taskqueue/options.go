@@ -184,13 +184,14 @@ func WithQuantum(n int) Option {
 // every panic of its tasks, and shows in Stats and in the default panic
 // report. The queue's workers carry it as the runtime/pprof label "queue",
 // so that CPU profiles attribute their time to it; a task submitted with a
-// context that carries pprof labels runs with those labels too. The tasks of
-// an unnamed queue carry the name of the nearest named queue among its
-// targets, if any. A function that RunSync runs
-// on its caller's goroutine (on an idle queue, or in a task's place) carries
-// the labels a worker would give it, and the caller's labels come back when
-// it returns. With runtime/trace on, each task is a trace region of that
-// name. An unnamed queue sets no label, which costs nothing per task.
+// context that carries pprof labels runs with those labels too. An unnamed
+// queue's tasks are labeled as a named queue's are, with the name of the
+// nearest named queue among its targets, if any. A function that RunSync
+// runs on its caller's goroutine (on an idle queue, or in a task's place)
+// carries the labels a worker would give it, and the caller's labels come
+// back when it returns. With runtime/trace on, each task is a trace region
+// of that name. A queue with no name, of its own or of a target, sets no
+// label, which costs nothing per task.
 func WithName(name string) Option {
 	return nameOption(name)
 }

@@ -31,7 +31,8 @@ type Queue struct {
 	isDefault bool // DefaultSerial or DefaultConcurrent, which cannot be closed
 	serial    bool // made by NewSerial: its limit stays 1
 	name      string
-	labels    context.Context // the pprof labels of the name; nil if none
+	labels    context.Context // the pprof label "queue" of its work: its name, or the nearest named target's; nil if none
+	labelName string          // the value of that label
 	observer  Observer        // nil if none
 
 	mu     sync.Mutex // guards the fields below
@@ -89,7 +90,10 @@ func newQueue(limit int, opts []Option) *Queue {
 	sopts := append(buf[:0], scheduler.WithPanicHandler(q.goPanicked), scheduler.WithGoexitFunc(q.goexited))
 	if o.name != "" {
 		q.labels = pprof.WithLabels(context.Background(), pprof.Labels("queue", o.name))
+		q.labelName = o.name
 		sopts = append(sopts, scheduler.WithName(o.name))
+	} else if o.target != nil {
+		q.labels, q.labelName = o.target.labels, o.target.labelName // the nearest named target's
 	}
 	if q.bounded {
 		sopts = append(sopts, scheduler.WithMaxPending(o.maxQueued))
