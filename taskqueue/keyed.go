@@ -6,6 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/taskqueue-go/taskqueue/scheduler"
 )
 
 // A Keyed runs tasks in serial lanes by key, on a target queue's slots: the
@@ -167,7 +169,8 @@ func (k *Keyed[K]) Lanes() int {
 
 // Stats returns the counts of key's lane (Queued, Delayed, Running and what
 // its tasks did while it held the key), or the zero Stats if key has no work
-// now.
+// now. Its Wait is zero, as Total's is: a lane goes from key to key, and a
+// sample of its waits would mix them.
 func (k *Keyed[K]) Stats(key K) Stats {
 	k.mustBeMade()
 	k.mu.Lock()
@@ -181,7 +184,8 @@ func (k *Keyed[K]) Stats(key K) Stats {
 
 // Total returns the counts of every lane together, those of the lanes
 // dropped so far included: tasks completed, failed, canceled and so on over
-// the Keyed's life, and tasks queued and running now.
+// the Keyed's life, and tasks queued and running now. It samples no waits:
+// its Wait is zero.
 func (k *Keyed[K]) Total() Stats {
 	k.mustBeMade()
 	k.mu.Lock()
@@ -204,8 +208,9 @@ func (k *Keyed[K]) mustBeMade() {
 func (l *lane[K]) stats() Stats { return l.since(l.q.Stats()) }
 
 // since returns st, counts of l's queue, less those it had when it took
-// its key.
+// its key; without the sample of waits, which has no such base.
 func (l *lane[K]) since(st Stats) Stats {
+	st.Wait = scheduler.Latency{}
 	st.Completed -= l.base.Completed
 	st.Succeeded -= l.base.Succeeded
 	st.Failed -= l.base.Failed

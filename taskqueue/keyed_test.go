@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/taskqueue-go/taskqueue/internal/testkit"
+	"github.com/taskqueue-go/taskqueue/scheduler"
 	"github.com/taskqueue-go/taskqueue/taskqueue"
 )
 
@@ -356,6 +357,34 @@ func TestKeyedStatsOfReusedLanes(t *testing.T) {
 		if st.Completed != want.Completed || st.Failed != want.Failed || st.Panicked != want.Panicked || st.Succeeded != want.Succeeded {
 			t.Errorf("Total = %+v; want %d completed, %d failed, %d panicked, %d succeeded",
 				st, want.Completed, want.Failed, want.Panicked, want.Succeeded)
+		}
+		target.Close()
+	})
+}
+
+// TestKeyedStatsSampleNoWaits: Keyed's Stats and Total leave Wait zero, as
+// their docs say, while a key's lane has sampled waits of its own: 6,400
+// tasks queued behind one another on one key, and again on a second key
+// that reuses the first one's lane.
+func TestKeyedStatsSampleNoWaits(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		target := taskqueue.NewConcurrent(2)
+		k := taskqueue.NewKeyed[int](target)
+		for key := range 2 {
+			release := make(chan struct{})
+			k.Go(key, func() { <-release })
+			for range 6400 {
+				k.Go(key, func() { time.Sleep(time.Millisecond) })
+			}
+			synctest.Wait()
+			close(release)
+			time.Sleep(time.Second) // a thousand of them have run
+			if st, tot := k.Stats(key), k.Total(); st.Wait != (scheduler.Latency{}) || tot.Wait != (scheduler.Latency{}) || st.Completed == 0 {
+				t.Errorf("key %d: Stats(key) = %+v, Total() = %+v; want some completed, and Wait zero in both", key, st, tot)
+			}
+			synctest.Wait()
+			time.Sleep(10 * time.Second)
+			synctest.Wait() // the lane has gone idle, to be reused by the next key
 		}
 		target.Close()
 	})
