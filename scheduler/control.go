@@ -32,7 +32,9 @@ func (s *Scheduler) Resume() {
 // items at once; lowering it lets the running items finish, after which no
 // more than n run: the slots above the limit go as their items end, and, for
 // a target, the turns of its children running on them end after their
-// item. SetLimit panics if n < 1; a limit above 1<<30 is taken as 1<<30.
+// item. An item that a worker or turn was taking as SetLimit was called
+// counts among the running ones, and may still begin after it returns.
+// SetLimit panics if n < 1; a limit above 1<<30 is taken as 1<<30.
 func (s *Scheduler) SetLimit(n int) {
 	s.mustBeMade("SetLimit")
 	if n < 1 {

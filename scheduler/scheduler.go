@@ -327,7 +327,9 @@ func (s *Scheduler) Wait(ctx context.Context) error {
 }
 
 // A Hold keeps its Scheduler from counting as idle until Release: neither
-// Wait nor the idle function (see WithIdleFunc) sees it idle meanwhile. A
+// Wait nor the idle function (see WithIdleFunc) sees it idle meanwhile. It
+// holds that Scheduler alone: a Hold on a child keeps none of its targets
+// from counting as idle. A
 // caller that removes an item (TryDequeue, DequeueAll, CloseNow) and then
 // counts it, or completes a handle, holds the Scheduler across both, so
 // that whoever watches for idleness sees the counts that the removal

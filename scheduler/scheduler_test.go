@@ -471,6 +471,32 @@ func TestHold(t *testing.T) {
 	})
 }
 
+// TestHoldIsItsSchedulersAlone: a Hold on a child keeps the child from
+// counting as idle, not its target: the target's Wait returns and its idle
+// function runs while the child's Wait waits for the Release.
+func TestHoldIsItsSchedulersAlone(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var idles atomic.Int32
+		root := scheduler.New(1, scheduler.WithIdleFunc(func() { idles.Add(1) }))
+		child := scheduler.New(1, scheduler.WithTarget(root))
+		root.Enqueue(scheduler.Func(func() {}))
+		synctest.Wait()
+		h := child.Hold()
+		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+		defer cancel()
+		if err := root.Wait(ctx); err != nil || idles.Load() != 1 {
+			t.Errorf("the target's Wait with a child held = %v, its idle function run %d times; want nil, 1", err, idles.Load())
+		}
+		if err := child.Wait(ctx); err != context.DeadlineExceeded {
+			t.Errorf("the held child's Wait = %v; want DeadlineExceeded", err)
+		}
+		h.Release()
+		if err := child.Wait(t.Context()); err != nil {
+			t.Errorf("the child's Wait after Release = %v; want nil", err)
+		}
+	})
+}
+
 // TestStatsCountOwnItems: Stats counts the items of its own scheduler, not
 // those of its children, which count in theirs, and counts a function that
 // TryRun ran as a completed item.

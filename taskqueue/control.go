@@ -38,7 +38,9 @@ func (q *Queue) mustBeMade() {
 // SetLimit changes how many tasks a concurrent queue runs at once (pond's
 // Resize, errgroup's SetLimit): raising it starts waiting tasks at once;
 // lowering it lets the running tasks finish, after which no more than n
-// run; a limit above 1<<30 is taken as 1<<30, which Stats then reports.
+// run (a task that a worker was taking as SetLimit was called counts among
+// the running ones: it may begin after SetLimit returns); a limit above
+// 1<<30 is taken as 1<<30, which Stats then reports.
 // SetLimit panics if n < 1, and on a queue made by NewSerial, whose tasks
 // rely on running one at a time.
 func (q *Queue) SetLimit(n int) {

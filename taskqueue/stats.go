@@ -15,8 +15,10 @@ type Stats struct {
 	Panicked  uint64 // tasks that panicked
 	Canceled  uint64 // tasks that were accepted and never ran
 	Rejected  uint64 // submissions refused: queue closed or full, or context done
-	// Wait is how long a sample of the tasks (one in 64) waited, from
-	// submitted (or due, for delayed tasks) to started.
+	// Wait is how long a sample of the tasks that were queued (one in 64)
+	// waited, from submitted (or due, for delayed tasks) to started. A
+	// function that RunSync runs on its caller at once was never queued,
+	// and is not sampled.
 	Wait scheduler.Latency
 }
 

@@ -28,7 +28,9 @@ const thenWaiting = callback + 1
 // returns, the continuation completes with ErrClosed. On a full queue made
 // WithMaxQueued, the continuation fails with ErrQueueFull or waits for room
 // until ctx is done, as q's policy says, without holding up the goroutine that
-// ran h's task.
+// ran h's task. When more than one of these applies, the first to happen
+// decides; at the call itself, a done ctx comes first, then a closed q, and
+// h's outcome, even if h has failed already, only after them.
 //
 // Then is the untyped form of the generic Then. Then panics if q or f is nil.
 func (h *Handle) Then(ctx context.Context, q *Queue, f func(context.Context) error) *Handle {

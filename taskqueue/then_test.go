@@ -126,6 +126,38 @@ func TestThenAfterFailure(t *testing.T) {
 	})
 }
 
+// TestThenOrderOfFailures: when several reasons end a continuation at the
+// call of Then, a done context comes first, then a closed queue, and the
+// failure of the task it follows, done already, only after them.
+func TestThenOrderOfFailures(t *testing.T) {
+	boom := errors.New("boom")
+	src := taskqueue.NewSerial()
+	failed := src.RunAsync(context.Background(), func(context.Context) error { return boom })
+	failed.Wait(context.Background())
+	open, closed := taskqueue.NewSerial(), taskqueue.NewSerial()
+	closed.Close()
+	done, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, c := range []struct {
+		name string
+		ctx  context.Context
+		q    *taskqueue.Queue
+		want error
+	}{
+		{"done context, closed queue", done, closed, context.Canceled},
+		{"done context", done, open, context.Canceled},
+		{"closed queue", context.Background(), closed, taskqueue.ErrClosed},
+		{"failed task alone", context.Background(), open, boom},
+	} {
+		err := failed.Then(c.ctx, c.q, func(context.Context) error { return nil }).Wait(context.Background())
+		if !errors.Is(err, c.want) {
+			t.Errorf("%s: the continuation of a failed task ended with %v; want %v", c.name, err, c.want)
+		}
+	}
+	src.Close()
+	open.Close()
+}
+
 // TestThenCancel: a continuation canceled, or whose context ends, while it
 // waits for its task never runs, nor one canceled once queued; Stats counts
 // them.
