@@ -65,18 +65,17 @@ func (t *Task[T]) Err() error {
 }
 
 // Wait blocks until t has ended and returns Result, or until ctx is done and
-// returns the zero T and ctx.Err(). It is for goroutines other than the
+// returns the zero T and ctx.Err(); a t that has ended already returns its
+// Result even if ctx is done. It is for goroutines other than the
 // loop's: a coroutine yields WaitFor(t) instead, and the loop itself must
 // not block on a coroutine it runs.
 func (t *Task[T]) Wait(ctx context.Context) (T, error) {
 	t.mustBeMade("Wait")
-	select {
-	case <-t.c.Done():
-		return t.Result()
-	case <-ctx.Done():
+	if !waitDone(ctx, t.c.Done()) {
 		var zero T
 		return zero, ctx.Err()
 	}
+	return t.Result()
 }
 
 // Done returns a channel that is closed when t has ended.

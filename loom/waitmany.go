@@ -136,7 +136,8 @@ func (m *multi) ready(kind waitKind) bool {
 
 // Await blocks until every one of ws is done, or until ctx is done, and
 // returns the error of the first of ws, in the order given, that failed, or
-// ctx.Err(). It is the goroutine side of WaitAll,
+// ctx.Err(); if every one of ws is done already, it returns their outcome
+// even if ctx is done. It is the goroutine side of WaitAll,
 // for code off the loom's goroutine that waits on a mix of coroutines, loom
 // tasks and queue handles; the loom's own goroutine must not block on its
 // coroutines, which only its frames move. Await watches the channels of
@@ -148,11 +149,27 @@ func (m *multi) ready(kind waitKind) bool {
 func Await(ctx context.Context, ws ...Waitable) error {
 	mustWaitables("Await", ws)
 	for _, w := range ws {
-		select {
-		case <-w.Done():
-		case <-ctx.Done():
+		if !waitDone(ctx, w.Done()) {
 			return ctx.Err()
 		}
 	}
 	return firstErr(ws...)
+}
+
+// waitDone waits until done is closed, reporting true, or until ctx is
+// done, reporting false. Work that has ended wins over a context that is
+// done too: a select between two ready channels picks either, and the
+// outcome of ended work must not depend on that draw.
+func waitDone(ctx context.Context, done <-chan struct{}) bool {
+	select {
+	case <-done:
+		return true
+	default:
+	}
+	select {
+	case <-done:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }

@@ -207,6 +207,32 @@ func TestAwait(t *testing.T) {
 	})
 }
 
+// TestAwaitEndedWorkWinsOverADoneContext: work that has ended already gives
+// its outcome to Await and Task.Wait even when their context is done too,
+// every time, not by the draw of a select between two ready channels.
+func TestAwaitEndedWorkWinsOverADoneContext(t *testing.T) {
+	l, _ := testLoom(t)
+	boom := errors.New("boom")
+	failed := loom.StartTask(l, func(func(loom.Instruction) bool) (int, error) { return 0, boom })
+	seven := loom.StartTask(l, func(func(loom.Instruction) bool) (int, error) { return 7, nil })
+	update(t, l)
+	ok := newFuture()
+	ok.end(nil)
+	done, cancel := context.WithCancel(context.Background())
+	cancel()
+	for i := range 200 {
+		if err := loom.Await(done, failed); err != boom {
+			t.Fatalf("call %d: Await(done ctx, a failed task) = %v; want its error", i, err)
+		}
+		if err := loom.Await(done, ok, seven); err != nil {
+			t.Fatalf("call %d: Await(done ctx, ended members) = %v; want nil", i, err)
+		}
+		if v, err := seven.Wait(done); v != 7 || err != nil {
+			t.Fatalf("call %d: Task.Wait(done ctx) of a task that returned 7 = %v, %v; want 7, nil", i, v, err)
+		}
+	}
+}
+
 // TestFirstDoneNamesAMemberWhosePostsRan: a frame budget holds a WaitAny,
 // seen over when its second member ended, for the posts that member made
 // before its end; meanwhile the first member ends too. When the coroutine
