@@ -77,3 +77,38 @@ func TestIdle(t *testing.T) {
 	l.SetTimeScale(0)
 	check("a scaled wait, paused", loom.Idle{})
 }
+
+// TestIdleWantsNoFramesForStoppedCoroutines: a coroutine that polls a
+// condition, waits for frames, or waits on a coroutine that has ended,
+// wants frames until it is stopped, and none after, whether Stop or
+// StopAllCoroutines (called between frames, they take effect in the next)
+// or Close stopped it, with no frame run after Close: a loop that sleeps by
+// Idle must not wake at its frame pace for coroutines that have ended.
+func TestIdleWantsNoFramesForStoppedCoroutines(t *testing.T) {
+	waits := map[string]func(l *loom.Loom) loom.Instruction{
+		"a condition": func(*loom.Loom) loom.Instruction { return loom.WaitUntil(func() bool { return false }) },
+		"frames":      func(*loom.Loom) loom.Instruction { return loom.WaitForFrames(1 << 20) },
+	}
+	stops := map[string]func(l *loom.Loom, c *loom.Coroutine){
+		"Stop":              func(_ *loom.Loom, c *loom.Coroutine) { c.Stop() },
+		"StopAllCoroutines": func(l *loom.Loom, _ *loom.Coroutine) { l.StopAllCoroutines() },
+		"Close":             func(l *loom.Loom, _ *loom.Coroutine) { l.Close() },
+	}
+	for wname, wait := range waits {
+		for sname, stop := range stops {
+			l, _ := testLoom(t)
+			c := l.StartCoroutine(func(yield func(loom.Instruction) bool) { yield(wait(l)) })
+			update(t, l)
+			if !l.Idle().Frames {
+				t.Errorf("%s: a coroutine that waits for %s wants no frames", sname, wname)
+			}
+			stop(l, c)
+			if sname != "Close" {
+				update(t, l)
+			}
+			if got := l.Idle(); got.Frames || !c.IsDone() {
+				t.Errorf("%s of a coroutine that waited for %s: ended %v, Idle() = %+v; want ended, no frames", sname, wname, c.IsDone(), got)
+			}
+		}
+	}
+}

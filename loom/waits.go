@@ -370,7 +370,7 @@ func (l *Loom) scaledNow() int64 { return l.scaled.Load() }
 
 // idle adds the coroutines' waits to i.
 func (co *coroutines) idle(l *Loom, i *Idle) {
-	if len(co.ready) > 0 || len(co.polled) > 0 || co.frames.Len() > 0 || co.fixed.live() || co.endOfFrame.live() {
+	if anyLive(co.ready) || anyLive(co.polled) || co.framesLive() || co.fixed.live() || co.endOfFrame.live() {
 		i.Frames = true
 	}
 	if e := co.top(&co.real); e != nil {
@@ -381,6 +381,27 @@ func (co *coroutines) idle(l *Loom, i *Idle) {
 			i.timed(time.Duration(clamp(float64(e.Due-l.scaledNow()) / scale)))
 		}
 	}
+}
+
+// framesLive reports whether a live coroutine waits for a number of frames,
+// dropping the entries of stopped ones from the top of the heap on the way.
+func (co *coroutines) framesLive() bool {
+	for co.frames.Len() > 0 && !liveWait(co.frames.Top()) {
+		co.frames.Pop()
+	}
+	return co.frames.Len() > 0
+}
+
+// anyLive reports whether a coroutine of cs has not ended. The lists keep
+// the coroutines stopped since the last frame until the next one skips
+// them, and a closed loom runs no next frame.
+func anyLive(cs []*Coroutine) bool {
+	for _, c := range cs {
+		if !c.isDone() {
+			return true
+		}
+	}
+	return false
 }
 
 // top returns the earliest live entry of w, or nil, dropping stale entries
