@@ -31,11 +31,15 @@ func clamp(f float64) int64 {
 }
 
 // now returns l's clock: the real clock, or the clock that UpdateDelta drives.
+// A reading of the real clock earlier than the current frame's is not of
+// l's clock: it was taken in a testing/synctest bubble, whose clock is its
+// own (it starts in 2000), on a loom made outside it. l's current frame is
+// then the latest instant known to have passed on l's clock.
 func (l *Loom) nowLocked() int64 {
 	if l.manual {
 		return l.clock
 	}
-	return int64(time.Since(l.epoch))
+	return max(int64(time.Since(l.epoch)), l.unscaled.Load())
 }
 
 // Frame returns the number of frames run so far; during a frame, that frame's

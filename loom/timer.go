@@ -162,8 +162,10 @@ func (l *Loom) timersOf(t *Timer) *timers {
 // of the clock's range (math.MaxInt64 nanoseconds, about 292 years) is that
 // end, so a d of math.MaxInt64 means no timeout: it runs only if the clock
 // reaches that end, which a real clock never does (a ManualClock advanced by
-// math.MaxInt64 does). It never blocks. With a
-// nil f, the Timer only marks the time: a Waitable that bounds another wait,
+// math.MaxInt64 does). It never blocks. Called in a testing/synctest bubble
+// on a loom made outside it, whose clock the bubble's is not, d counts from
+// l's current frame, the latest instant known to have passed on l's clock;
+// Timer.Reset does the same. With a nil f, the Timer only marks the time: a Waitable that bounds another wait,
 // as in yield(WaitAny(handle, l.PostAfter(time.Second, nil))), after which
 // FirstDone tells which came first. If l is closed, the returned Timer never
 // runs and its Err reports ErrClosed.

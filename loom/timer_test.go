@@ -714,3 +714,27 @@ func BenchmarkFrameDelayed(b *testing.B) {
 		})
 	}
 }
+
+// TestTimerPostedFromABubble: a timer that a testing/synctest bubble posts
+// or resets on a loom made outside it, on the real clock, whose clock the
+// bubble's is not, is due within d of the loom's current frame, and runs
+// once the loom's clock has passed that: not at the end of the clock's range,
+// where a reading of the bubble's clock (in 2000) filed it.
+func TestTimerPostedFromABubble(t *testing.T) {
+	l := loom.New()
+	defer l.Close()
+	l.Update()
+	var posted, reset atomic.Bool
+	other := l.PostAfter(time.Hour, func() { reset.Store(true) })
+	synctest.Test(t, func(t *testing.T) {
+		l.PostAfter(time.Millisecond, func() { posted.Store(true) })
+		other.Reset(time.Millisecond)
+	})
+	if i := l.Idle(); !i.Timed || i.Delay > time.Millisecond {
+		t.Fatalf("Idle() = %+v after timers of a millisecond; want Timed, a Delay of 1ms at most", i)
+	}
+	for !posted.Load() || !reset.Load() { // the loom's clock passes the millisecond
+		l.Update()
+		runtime.Gosched()
+	}
+}
