@@ -180,6 +180,7 @@ func init() {
 	calls.New = func() any {
 		c := &call{}
 		c.run, c.exec = c.invoke, c.execute
+		c.call.KeepChannel() // no caller in a testing/synctest bubble (see the package documentation)
 		return c
 	}
 }

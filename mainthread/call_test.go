@@ -233,6 +233,8 @@ func TestCallAllocs(t *testing.T) {
 		t.Skip("the race detector drops pooled call records on purpose")
 	}
 	nop := func() error { return nil }
+	cancelable, cancel := context.WithCancel(bg)
+	defer cancel()
 	for _, tt := range []struct {
 		name string
 		want float64
@@ -241,6 +243,11 @@ func TestCallAllocs(t *testing.T) {
 		{"RunSyncOnMainThread", 0, func() { taskqueue.RunSyncOnMainThread(bg, func() {}) }},
 		{"Call", 0, func() { mainthread.Call(bg, nop) }},
 		{"CallValue", 1, func() { mainthread.CallValue(bg, func() (int, error) { return 1, nil }) }},
+		// A context that can end: the caller's wait watches it, through a
+		// channel that the pooled call keeps.
+		{"RunSyncOnMainThread, cancelable context", 0, func() { taskqueue.RunSyncOnMainThread(cancelable, func() {}) }},
+		{"Call, cancelable context", 0, func() { mainthread.Call(cancelable, nop) }},
+		{"CallValue, cancelable context", 1, func() { mainthread.CallValue(cancelable, func() (int, error) { return 1, nil }) }},
 	} {
 		if got := testing.AllocsPerRun(100, tt.f); got != tt.want {
 			t.Errorf("%s: %v allocations a call; want %v", tt.name, got, tt.want)

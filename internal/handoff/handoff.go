@@ -56,18 +56,31 @@ type Call struct {
 	// context, or through ch, made when it parks, for one that does: a
 	// channel belongs to the testing/synctest bubble that made it, a
 	// WaitGroup only to the bubble that counts it, so a reused Call keeps
-	// no channel, and one that never parks makes none. Written by the
+	// no channel (but with KeepChannel), and one that never parks makes
+	// none. Written by the
 	// caller before it sets sleeping; read by the runner after it saw
 	// sleeping.
 	wg sync.WaitGroup
 	ch chan struct{}
+	// keep is set by KeepChannel: ch outlives a wait, for the next.
+	keep bool
 }
+
+// KeepChannel makes c keep the channel that a wait watching a context
+// makes, for the waits of its next uses, so that a Call reused from a pool
+// waits without an allocation. Only for a Call that no goroutine of a
+// testing/synctest bubble uses: the channel belongs to the bubble of the
+// goroutine that made it. A wait leaves the channel empty (the runner sends
+// once, and only to a caller that then receives), so a reuse finds it so.
+func (c *Call) KeepChannel() { c.keep = true }
 
 // Arm readies c for a caller that will wait with ctx.
 func (c *Call) Arm(ctx context.Context) {
 	c.state.Store(pending)
 	c.watch = ctx.Done() != nil
-	c.ch = nil
+	if !c.keep {
+		c.ch = nil
+	}
 }
 
 // Start moves c from pending to running, for the runner, and reports
@@ -186,7 +199,9 @@ func (c *Call) Wait(ctx context.Context) (delivered, ran bool) {
 // prepare readies the caller's wake-up before it announces that it parks.
 func (c *Call) prepare() {
 	if c.watch {
-		c.ch = make(chan struct{}, 1)
+		if c.ch == nil {
+			c.ch = make(chan struct{}, 1)
+		}
 	} else {
 		c.wg.Add(1)
 	}

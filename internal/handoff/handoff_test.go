@@ -2,6 +2,7 @@ package handoff_test
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"runtime"
 	"sync"
@@ -98,8 +99,17 @@ func TestCancelWhileRunning(t *testing.T) {
 // (ran, and the caller saw it); it was given up before it started (never
 // ran); or it was given up while it ran (ran, and only the runner knows the
 // outcome). Counting each outcome on both sides and comparing catches a
-// state machine that lets both sides own one outcome, or neither.
+// state machine that lets both sides own one outcome, or neither. With
+// KeepChannel, a caller reuses its Call, channel and all, after each
+// delivery: a wake-up left in the channel would show as a delivery that no
+// runner made.
 func TestOneOwnerInEveryRace(t *testing.T) {
+	for _, keep := range []bool{false, true} {
+		t.Run(fmt.Sprintf("keep=%v", keep), func(t *testing.T) { oneOwnerInEveryRace(t, keep) })
+	}
+}
+
+func oneOwnerInEveryRace(t *testing.T, keep bool) {
 	const calls = 20_000
 	var (
 		ran, startRefused, delivered, abandonedByRunner  atomic.Int64
@@ -129,11 +139,18 @@ func TestOneOwnerInEveryRace(t *testing.T) {
 	var callers sync.WaitGroup
 	for range 4 {
 		callers.Go(func() {
+			var c *handoff.Call
 			for range calls / 4 {
-				c := new(handoff.Call) // a given-up call belongs to the runner: no reuse
+				if !keep || c == nil {
+					c = new(handoff.Call)
+					if keep {
+						c.KeepChannel()
+					}
+				}
 				ctx, cancel := context.WithCancel(context.Background())
 				c.Arm(ctx)
-				go func() { work <- c }()
+				handed := c
+				go func() { work <- handed }()
 				switch rand.IntN(3) {
 				case 0:
 					cancel()
@@ -144,6 +161,9 @@ func TestOneOwnerInEveryRace(t *testing.T) {
 					}()
 				}
 				d, r := c.Wait(ctx)
+				if !d {
+					c = nil // a given-up call belongs to the runner: no reuse
+				}
 				switch {
 				case d && r:
 					callerDelivered.Add(1)
