@@ -68,6 +68,12 @@
 // on. A panic in a coroutine, or in a function one of its waits calls, ends
 // that coroutine only.
 //
+// Misuse panics in the caller, with a message naming the call: a nil
+// function, coroutine, Waitable or context where one is needed (PostAfter
+// and PostAfterScaled alone take a nil function, for a Timer that only
+// marks the time), a time scale SetTimeScale cannot take, a Progress count
+// out of range, the zero value of a type the loom makes.
+//
 // # Testing
 //
 // Code that uses a loom is tested with testing/synctest: create the loom in

@@ -34,7 +34,8 @@ type action struct {
 // UpdateDelta, EndFrame and Close are the loop's calls: made by the goroutine
 // that drives the loom, one at a time. The zero Loom is not usable: its
 // methods panic, but for those that read its clocks (Frame, Time and the
-// like), which report zeros; make one with New. A Loom must not be copied.
+// like), which report zeros, TimeScale's too (a made Loom's starts at 1);
+// make one with New. A Loom must not be copied.
 //
 // A function posted before a frame begins happens before it runs in that
 // frame; the frame's actions run in the order they were posted.

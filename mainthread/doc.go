@@ -74,10 +74,11 @@
 // A program that imports this package but neither calls Run nor updates
 // Loom() from its frame loop (or whose engine owns the main thread, as
 // Ebitengine does, and never updates Loom()) would wait forever without a
-// word. Instead, once work has waited five seconds with no frame run, a
-// warning saying how to serve the main thread goes to log/slog's default
-// logger, once per process. The work goes on waiting; a frame, when one
-// comes, runs it.
+// word. Instead, once work has waited five seconds for a main thread that
+// has run no frame yet, a warning saying how to serve the main thread goes
+// to log/slog's default logger, once per process. The work goes on waiting;
+// a frame, when one comes, runs it. A main thread that ran frames and then
+// stopped (a frame loop stuck in a long frame, say) is not warned of.
 //
 // # In a browser
 //
