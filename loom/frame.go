@@ -102,6 +102,9 @@ func (l *Loom) update(dt time.Duration) {
 	}
 	l.runCoroutines()
 
+	if cfg.observe == nil {
+		return // no FrameStats to make: a frame costs no second clock reading, nor the lock for Pending
+	}
 	fs := FrameStats{
 		Frame:       l.Frame(),
 		FixedSteps:  steps,
@@ -114,9 +117,7 @@ func (l *Loom) update(dt time.Duration) {
 	l.mu.Lock()
 	fs.Pending = l.timers.pending() + l.scaledTimers.pending()
 	l.mu.Unlock()
-	if cfg.observe != nil {
-		call(func() { cfg.observe(fs) }, cfg.onPanic)
-	}
+	call(func() { cfg.observe(fs) }, cfg.onPanic)
 }
 
 // FrameStats describes one frame of a loom, as WithFrameObserver reports
