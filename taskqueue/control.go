@@ -9,7 +9,10 @@ import "fmt"
 // Suspend has had its Resume. Members of groups are tasks too: none starts
 // while q is suspended. A RunSync on a suspended queue waits, unless it
 // comes from one of q's running tasks, in whose place it runs, or would wait
-// for itself, when it panics as Handle.Wait says. Unlike workerpool's Pause,
+// for itself, when it panics as Handle.Wait says. So does a RunSync on a
+// queue below q, but that one of q's running tasks makes on an idle queue
+// below it runs at once, in the task's place on its slot of q, and on a new
+// slot below. Unlike workerpool's Pause,
 // Suspend returns at once, without waiting for the running tasks.
 func (q *Queue) Suspend() {
 	q.mustBeMade()

@@ -736,14 +736,27 @@ func goBody(b body) body {
 	return g
 }
 
+// Who holds the slots a function runs on, above the ones it takes (see
+// enter): nobody, or its task on every level (a call in the task's place).
+const (
+	heldByNone = -1
+	heldByTask = -2
+)
+
 // enter counts a function of q in, on q and the targets above it, and
 // checks the limits; a start (not a resume after a wait in place) must not
 // happen while q or a target above it is suspended, unless the function
-// runs in a task's place, which Suspend lets go on.
-func (r *run) enter(q int, start, inPlace bool) {
+// runs in a task's place, which Suspend lets go on. heldBy says where it
+// does: heldByTask on every level; the queue of a task that calls RunSync
+// on a queue below it, whose function runs in the task's place on the slots
+// the task holds (its queue and the targets above) and takes new ones only
+// below, where only those levels' own limits and suspensions count
+// (TryRun's rule); or heldByNone.
+func (r *run) enter(q int, start bool, heldBy int) {
 	for _, a := range r.p.path(q) {
 		g := &r.gauges[a]
 		n := g.now.Add(1)
+		inPlace := heldBy == heldByTask || heldBy >= 0 && slices.Contains(r.p.path(heldBy), a)
 		// A function in a task's place runs on the task's slot, held
 		// already, even above a limit that SetLimit lowered meanwhile.
 		if start && !inPlace && n > g.limit.Load() {
@@ -767,6 +780,12 @@ func (r *run) leave(q int) {
 // body runs the body of function id of queue q (-1: a lane), which holds
 // q's slot, with the task's context (Background for a task of Go).
 func (r *run) body(ctx context.Context, id, q int, b body, seq int) error {
+	return r.bodyHeld(ctx, id, q, b, seq, heldByNone)
+}
+
+// bodyHeld is body for a function that may run in the place of a task of
+// queue heldBy (see enter).
+func (r *run) bodyHeld(ctx context.Context, id, q int, b body, seq, heldBy int) error {
 	r.mu.Lock()
 	r.ranCount[id]++
 	if r.ranCount[id] > 1 {
@@ -798,7 +817,7 @@ func (r *run) body(ctx context.Context, id, q int, b body, seq int) error {
 			fmt.Printf("  start fn %d of q%d at %v\n", id, q, time.Now())
 			defer func() { fmt.Printf("  end fn %d of q%d at %v\n", id, q, time.Now()) }()
 		}
-		r.enter(q, true, false)
+		r.enter(q, true, heldBy)
 		defer r.leave(q)
 	}
 	for _, in := range b.ops {
@@ -829,7 +848,7 @@ func (r *run) inner(ctx context.Context, q int, in inner) {
 		}
 		r.leave(q) // the task waits: its helpers run in its place
 		wg.Wait()
-		r.enter(q, false, false)
+		r.enter(q, false, heldByNone)
 	case innerPull:
 		next, stop := iter.Pull(func(yield func(int) bool) {
 			r.inPlace(ctx, -1, in.q)
@@ -838,7 +857,7 @@ func (r *run) inner(ctx context.Context, q int, in inner) {
 		r.leave(q)
 		next()
 		stop()
-		r.enter(q, false, false)
+		r.enter(q, false, heldByNone)
 	case innerDown, innerDownWait, innerDownGroup, innerDownApply:
 		r.down(ctx, in)
 	case innerSideways:
@@ -858,7 +877,7 @@ func (r *run) inPlace(ctx context.Context, q, on int) {
 	id := r.newID(on)
 	if q >= 0 {
 		r.leave(q)
-		defer r.enter(q, false, false)
+		defer r.enter(q, false, heldByNone)
 	}
 	var ran atomic.Int32
 	err := r.queues[on].RunSync(ctx, func(context.Context) error {
@@ -867,7 +886,7 @@ func (r *run) inPlace(ctx context.Context, q, on int) {
 		r.ranCount[id]++
 		r.books[on].ran++
 		r.mu.Unlock()
-		r.enter(on, true, true)
+		r.enter(on, true, heldByTask)
 		r.leave(on)
 		return nil
 	})
@@ -931,10 +950,14 @@ func (r *run) sideways(ctx context.Context, q int, in inner) {
 		if in.d < time.Second { // the draw of d picks the kind of wait, too
 			// On an idle queue of the tree, the function runs on the
 			// caller, in its place on the slots it holds of the targets:
-			// the task pauses meanwhile, as for a call in its place.
+			// the task pauses meanwhile, as for a call in its place. A
+			// target it holds may be suspended meanwhile: the function
+			// runs all the same, as a call in its place does.
 			r.leave(q)
-			defer r.enter(q, false, false)
-			r.queues[in.q].RunSync(ctx, work)
+			defer r.enter(q, false, heldByNone)
+			r.queues[in.q].RunSync(ctx, func(tctx context.Context) error {
+				return r.bodyHeld(tctx, id, in.q, body{}, -1, q)
+			})
 			return
 		}
 		h := r.queues[in.q].RunAsync(ctx, work)

@@ -302,6 +302,47 @@ func taskWithHelpers(t *testing.T, ctx context.Context, q *taskqueue.Queue, g *t
 	return h, &ran
 }
 
+// TestRunSyncBelowASuspendedQueueFromItsTask: Suspend's doc: a RunSync on
+// a queue below a suspended q waits, but one that a running task of q makes
+// on an idle queue below it runs at once, in the task's place. A task of a
+// serial parent, started before Suspend, calls RunSync on its idle serial
+// child and gets its function run; an outsider's RunSync on the child waits
+// until Resume.
+func TestRunSyncBelowASuspendedQueueFromItsTask(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		parent := taskqueue.NewSerial()
+		child := taskqueue.NewSerial(taskqueue.WithTarget(parent))
+		suspended := make(chan struct{})
+		var fromTask error
+		ran := false
+		h := parent.RunAsync(t.Context(), func(ctx context.Context) error {
+			<-suspended
+			fromTask = child.RunSync(ctx, func(context.Context) error { ran = true; return nil })
+			return nil
+		})
+		synctest.Wait()
+		parent.Suspend()
+		close(suspended)
+		synctest.Wait()
+		if !ran || fromTask != nil || !h.IsDone() {
+			t.Fatalf("the parent's task's RunSync on its idle child: ran %v, %v, task done %v; want run at once, nil, done", ran, fromTask, h.IsDone())
+		}
+		outsider := make(chan error, 1)
+		go func() { outsider <- child.RunSync(t.Context(), func(context.Context) error { return nil }) }()
+		synctest.Wait()
+		select {
+		case err := <-outsider:
+			t.Fatalf("an outsider's RunSync on the child of a suspended queue returned %v before Resume", err)
+		default:
+		}
+		parent.Resume()
+		if err := <-outsider; err != nil {
+			t.Errorf("the outsider's RunSync after Resume: %v", err)
+		}
+		parent.Close()
+	})
+}
+
 // Docs, Suspend: "A RunSync on a suspended queue waits, unless it comes from
 // one of q's running tasks, which it runs in place of"; Shutdown: "except
 // RunSync from one of q's tasks, which runs in the task's place and adds no
