@@ -59,24 +59,24 @@ func (q *Queue) submitAfter(ctx context.Context, d time.Duration, h *Handle, r r
 	}
 	due := time.Now().Add(d)
 	q.mu.Lock()
-	defer q.mu.Unlock()
 	if q.closed {
 		q.mu.Unlock() // giving the room back may run the scheduler's idle function
 		res.Cancel()
 		q.reject(h, ErrClosed)
-		q.mu.Lock()
 		return
 	}
 	q.delayed.push(due, r, res)
 	h.state.Store(&node{kind: delayed, res: res})
-	if ctx.Done() != nil {
-		// Watch the context while the task waits, so that its end frees the
-		// timer and the room without waiting for the due time. The watch
-		// takes q.mu, so it cannot act before the task is in the heap.
-		h.Done()
-	}
 	if q.delayed.top().r == r {
 		q.armLocked(time.Now())
+	}
+	q.mu.Unlock()
+	if ctx.Done() != nil {
+		// Watch the context while the task waits, so that its end frees the
+		// timer and the room without waiting for the due time; with q.mu
+		// released, since a context that has ended meanwhile cancels the
+		// task at once, which takes q.mu.
+		h.Done()
 	}
 }
 

@@ -175,6 +175,45 @@ func TestRunAfterContextWatched(t *testing.T) {
 	})
 }
 
+// endingCtx is a context that ends between two looks at it: its first Err
+// reports nil, every later one context.Canceled, as a context canceled by
+// another goroutine while RunAfter queues its task would.
+type endingCtx struct {
+	context.Context
+	looks atomic.Int32
+	done  chan struct{}
+}
+
+func (c *endingCtx) Done() <-chan struct{} { return c.done }
+
+func (c *endingCtx) Err() error {
+	if c.looks.Add(1) == 1 {
+		return nil
+	}
+	return context.Canceled
+}
+
+// TestRunAfterWithAContextThatEndsAsItIsQueued: a context that ends while
+// RunAfter puts its task in the delayed heap cancels the task, which never
+// runs; RunAfter returns (it took the queue's lock for the heap, and the
+// cancel takes it too: a cancel made under it would wait for itself).
+func TestRunAfterWithAContextThatEndsAsItIsQueued(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := taskqueue.NewSerial()
+		ctx := &endingCtx{Context: context.Background(), done: make(chan struct{})}
+		ran := false
+		h := q.RunAfter(ctx, time.Second, func(context.Context) error { ran = true; return nil })
+		time.Sleep(2 * time.Second)
+		if err := h.Err(); err != context.Canceled || ran {
+			t.Errorf("a delayed task whose context ended as it was queued: Err() = %v, ran %v; want Canceled, never run", err, ran)
+		}
+		if st := q.Stats(); st.Canceled != 1 || st.Delayed != 0 || q.HasTimer() {
+			t.Errorf("Stats() = %+v, a timer %v; want the task canceled, none delayed, no timer", st, q.HasTimer())
+		}
+		q.Close()
+	})
+}
+
 // TestRunAfterHoldsNoGoroutine checks that waiting tasks cost no goroutine.
 func TestRunAfterHoldsNoGoroutine(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
