@@ -56,6 +56,9 @@ func (m *callMachine) Arm(t *rapid.T) {
 	if m.armed {
 		m.seen["reuse"]++
 	}
+	if m.c.ch != nil && len(m.c.ch) != 0 {
+		t.Fatalf("Arm of a kept channel with %d wake-ups left in it", len(m.c.ch))
+	}
 	m.c.Arm(m.ctx)
 	m.armed, m.state = true, pending
 	m.waited, m.delivered, m.refused = false, false, false
@@ -228,6 +231,9 @@ func TestModel(t *testing.T) {
 		for round := 0; round < 25 && !reachedAll(seen, ends); round++ {
 			rapid.Check(testkit.NoDeadline{T: t}, func(rt *rapid.T) {
 				m := &callMachine{c: new(Call), stop: func() {}, seen: seen}
+				if rapid.Bool().Draw(rt, "keepChannel") {
+					m.c.KeepChannel() // a reused Call keeps its channel: it must be empty at each Arm
+				}
 				rt.Cleanup(m.cleanup)
 				rt.Repeat(rapid.StateMachineActions(m))
 			})

@@ -263,20 +263,24 @@ var transitions = []struct {
 
 // TestTransitions runs each row of transitions, in a bubble so that a Wait
 // that never wakes fails the test as a deadlock instead of hanging it, for
-// many rounds so that Wait's select takes each of its ready cases.
+// many rounds so that Wait's select takes each of its ready cases; and
+// again with KeepChannel, where the channel a Wait made must be left empty,
+// whichever way the row ends, for the Call's next use.
 func TestTransitions(t *testing.T) {
-	for _, tt := range transitions {
-		t.Run(tt.name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				for round := range 64 {
-					runSteps(t, round, tt.steps)
-				}
+	for _, keep := range []bool{false, true} {
+		for _, tt := range transitions {
+			t.Run(fmt.Sprintf("%s/keep=%v", tt.name, keep), func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) {
+					for round := range 64 {
+						runSteps(t, round, tt.steps, keep)
+					}
+				})
 			})
-		})
+		}
 	}
 }
 
-func runSteps(t *testing.T, round int, steps []step) {
+func runSteps(t *testing.T, round int, steps []step, keep bool) {
 	t.Helper()
 	var (
 		c       Call
@@ -284,6 +288,9 @@ func runSteps(t *testing.T, round int, steps []step) {
 		waiter  chan [2]bool
 		sleeper bool // a Wait begun by waitAsleep has not been seen to return
 	)
+	if keep {
+		c.KeepChannel()
+	}
 	defer func() {
 		for _, stop := range stops {
 			stop()
@@ -365,6 +372,9 @@ func runSteps(t *testing.T, round int, steps []step) {
 			synctest.Wait() // let a sleeping Wait settle the state before it is checked
 		}
 		checkState(t, where, &c, s.state, sleeper && (s.state == pending || s.state == running))
+	}
+	if !sleeper && c.ch != nil && len(c.ch) != 0 {
+		t.Fatalf("round %d: the row ended with %d wake-ups left in the channel", round, len(c.ch))
 	}
 }
 
