@@ -56,7 +56,7 @@ func (m *callMachine) Arm(t *rapid.T) {
 	if m.armed {
 		m.seen["reuse"]++
 	}
-	if m.c.ch != nil && len(m.c.ch) != 0 {
+	if len(m.c.ch) != 0 {
 		t.Fatalf("Arm of a kept channel with %d wake-ups left in it", len(m.c.ch))
 	}
 	m.c.Arm(m.ctx)

@@ -373,7 +373,7 @@ func runSteps(t *testing.T, round int, steps []step, keep bool) {
 		}
 		checkState(t, where, &c, s.state, sleeper && (s.state == pending || s.state == running))
 	}
-	if !sleeper && c.ch != nil && len(c.ch) != 0 {
+	if !sleeper && len(c.ch) != 0 {
 		t.Fatalf("round %d: the row ended with %d wake-ups left in the channel", round, len(c.ch))
 	}
 }
