@@ -52,6 +52,7 @@ func main() {
 		f.Close()
 		fmt.Fprintf(w, "Medians of %d runs of each benchmark; ×base is the ratio to the baseline of the same table and run.\n\n", res.runs)
 		queueTables(w, res)
+		floorTables(w, res)
 		trickleTable(w, res)
 		submitWaitTable(w, res)
 		simpleTable(w, res, "Serial lanes by key: 10 tasks per key on a target of GOMAXPROCS slots, time per task", "BenchmarkLanes", "", "concurrent", []string{"sec/op", "cpu-ns/op", "allocs/op", "B/op"})
@@ -237,15 +238,7 @@ func queueTables(w io.Writer, r results) {
 			if _, ok := r.median(bench+configs[0]+"/impl=channel", "sec/op"); !ok {
 				continue
 			}
-			fmt.Fprintf(w, "### Queues: time per task, task=%s, mode=%s (%s...)\n\n", task, mode, bench)
-			fmt.Fprintf(w, "| system | %s |\n|---|%s\n", strings.Join(configs, " | "), strings.Repeat("---|", len(configs)))
-			for _, impl := range impls {
-				fmt.Fprintf(w, "| %s |", impl)
-				for _, c := range configs {
-					fmt.Fprintf(w, " %s |", r.cell(bench+c+"/impl="+impl, bench+c+"/impl=channel"))
-				}
-				fmt.Fprintln(w)
-			}
+			configRows(w, r, fmt.Sprintf("Queues: time per task, task=%s, mode=%s", task, mode), bench, configs, impls)
 			fmt.Fprint(w, "| taskqueue ÷ pond-go |")
 			for _, c := range configs {
 				v, _ := r.median(bench+c+"/impl=taskqueue", "sec/op")
@@ -270,6 +263,43 @@ func queueTables(w io.Writer, r results) {
 			}
 			fmt.Fprintln(w)
 		}
+		fmt.Fprintln(w)
+	}
+}
+
+// configRows prints the header and the rows of a table of bench's systems
+// (impl=) by configuration, each cell a time with its spread and its ratio
+// to the channel baseline of the same configuration.
+func configRows(w io.Writer, r results, title, bench string, configs, systems []string) {
+	fmt.Fprintf(w, "### %s (%s...)\n\n", title, bench)
+	fmt.Fprintf(w, "| system | %s |\n|---|%s\n", strings.Join(configs, " | "), strings.Repeat("---|", len(configs)))
+	for _, impl := range systems {
+		fmt.Fprintf(w, "| %s |", impl)
+		for _, c := range configs {
+			fmt.Fprintf(w, " %s |", r.cell(bench+c+"/impl="+impl, bench+c+"/impl=channel"))
+		}
+		fmt.Fprintln(w)
+	}
+}
+
+// floorTables prints BenchmarkQueueFloor: taskqueue beside the cheapest
+// designs with its two costly promises (a submission never blocks, an idle
+// pool holds no goroutine), against the channel baseline.
+func floorTables(w io.Writer, r results) {
+	procs := runtime.GOMAXPROCS(0)
+	var configs []string
+	for _, limit := range []int{1, procs} {
+		for _, subs := range []int{1, 8, 64} {
+			configs = append(configs, fmt.Sprintf("limit=%d/subs=%d", limit, subs))
+		}
+	}
+	for _, mode := range []string{"drain", "backlog"} {
+		bench := fmt.Sprintf("BenchmarkQueueFloor/mode=%s/", mode)
+		if _, ok := r.median(bench+configs[0]+"/impl=channel", "sec/op"); !ok {
+			continue
+		}
+		configRows(w, r, fmt.Sprintf("Queues against their floors: tiny tasks, mode=%s; floor-mutex is a ring under a mutex with workers on demand, floor-tickets the same with a lock-free intake (one atomic add per submission)", mode),
+			bench, configs, []string{"channel", "taskqueue", "floor-mutex", "floor-tickets"})
 		fmt.Fprintln(w)
 	}
 }
