@@ -155,7 +155,7 @@ func (c *Coroutine) complete(err error) {
 // runtime), and the loom does not ask which goroutine calls. After Close, the
 // returned coroutine has ended with ErrClosed without running.
 func (l *Loom) StartCoroutine(body func(yield func(Instruction) bool)) *Coroutine {
-	return l.startCoroutine(nil, body, nil)
+	return l.startCoroutine("StartCoroutine(nil)", nil, body, nil)
 }
 
 // StartCoroutineContext starts body as StartCoroutine does, bound to ctx:
@@ -172,15 +172,15 @@ func (l *Loom) StartCoroutine(body func(yield func(Instruction) bool)) *Coroutin
 // those of context.WithValue do) cost a frame one look, and each context
 // about 9 ns a frame (BenchmarkCoroutineContexts, 10,000 coroutines).
 func (l *Loom) StartCoroutineContext(ctx context.Context, body func(yield func(Instruction) bool)) *Coroutine {
-	if ctx == nil {
-		panic("loom: StartCoroutineContext with a nil context")
-	}
-	return l.startCoroutine(nil, body, ctx)
+	mustCtx("StartCoroutineContext", ctx)
+	return l.startCoroutine("StartCoroutineContext(ctx, nil)", nil, body, ctx)
 }
 
-func (l *Loom) startCoroutine(s *Scope, body func(yield func(Instruction) bool), ctx context.Context) *Coroutine {
+// startCoroutine starts body, in scope s if not nil, bound to ctx if not
+// nil; nilBody is the call with a nil body, for the misuse's panic.
+func (l *Loom) startCoroutine(nilBody string, s *Scope, body func(yield func(Instruction) bool), ctx context.Context) *Coroutine {
 	if body == nil {
-		panic("loom: StartCoroutine(nil)")
+		panic("loom: " + nilBody)
 	}
 	l.mustBeMade()
 	c := &Coroutine{l: l, scope: s, id: l.co.ids.Add(1), body: body}
@@ -250,7 +250,10 @@ func (l *Loom) applyRequests() {
 			l.stopNow(c, ErrStopped)
 		}
 	}
-	for _, c := range starts {
+	// The starts yet to begin stay in sight of Coroutines, as queued.
+	for l.co.starting = starts; len(l.co.starting) > 0; {
+		c := l.co.starting[0]
+		l.co.starting = l.co.starting[1:]
 		if !c.isDone() {
 			l.begin(c)
 		}

@@ -215,8 +215,8 @@ func TestStartCoroutineMisuse(t *testing.T) {
 	var none context.Context
 	checkMisuse(t,
 		misuse{func() { l.StartCoroutine(nil) }, "loom: StartCoroutine(nil)"},
-		misuse{func() { l.NewScope().StartCoroutine(nil) }, "loom: StartCoroutine(nil)"},
-		misuse{func() { l.StartCoroutineContext(t.Context(), nil) }, "loom: StartCoroutine(nil)"},
+		misuse{func() { l.NewScope().StartCoroutine(nil) }, "loom: Scope.StartCoroutine(nil)"},
+		misuse{func() { l.StartCoroutineContext(t.Context(), nil) }, "loom: StartCoroutineContext(ctx, nil)"},
 		misuse{func() { l.StartCoroutineContext(none, body) }, "loom: StartCoroutineContext with a nil context"},
 	)
 }

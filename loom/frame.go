@@ -32,7 +32,9 @@ import (
 // not resume; the others wait in heaps and lists.
 //
 // A frame that runs out of budget (see WithBudget) leaves the rest of each
-// phase to the next frame, in order, ahead of newer work.
+// phase to the next frame, in order, ahead of newer work: the delayed
+// actions it leaves, on either clock, run before any scheduled after it
+// began.
 //
 // Update, UpdateDelta, EndFrame and Close are the loop's calls, made by the
 // goroutine that drives l (on a goroutine locked to its OS thread, the same
@@ -44,7 +46,7 @@ func (l *Loom) Update() {
 	if l.manual {
 		panic("loom: Update called on a loom with a manual clock; use UpdateDelta")
 	}
-	l.update(0)
+	l.update("Update", 0)
 }
 
 // UpdateDelta is Update for a loom made with ManualClock, whose game drives
@@ -59,11 +61,13 @@ func (l *Loom) UpdateDelta(dt time.Duration) {
 	if dt < 0 {
 		panic("loom: UpdateDelta(" + dt.String() + "): negative delta")
 	}
-	l.update(dt)
+	l.update("UpdateDelta", dt)
 }
 
-func (l *Loom) update(dt time.Duration) {
-	if !l.enter("Update") {
+// update runs a frame for the loop call named by name, Update or
+// UpdateDelta.
+func (l *Loom) update(name string, dt time.Duration) {
+	if !l.enter(name) {
 		return
 	}
 	defer l.exit()
@@ -99,6 +103,8 @@ func (l *Loom) update(dt time.Duration) {
 	timers := budget{cfg: cfg, start: start}
 	if delayed {
 		l.runDelayed(&timers, now, lastSeq, cfg.onPanic)
+	} else {
+		l.cuts = l.cuts[:0] // no delayed action is left of them
 	}
 	l.runCoroutines()
 
@@ -284,16 +290,38 @@ func (l *Loom) runPosted(b *budget) {
 	}
 }
 
-// runDelayed runs the delayed actions due in the frame that were scheduled
-// before it began (sequence numbers up to lastSeq): those due on unscaled
-// time (now), then those due on scaled time, each in due order.
-func (l *Loom) runDelayed(b *budget, now int64, lastSeq uint64, onPanic func(*PanicError)) {
-	l.runDue(&l.timers, b, now, lastSeq, onPanic)
-	l.runDue(&l.scaledTimers, b, l.scaledNow(), lastSeq, onPanic)
+// A cut is what a frame's delayed actions were: those due by the frame's
+// unscaled time now and its scaled time scaledNow, scheduled before the
+// frame began (sequence numbers up to seq).
+type cut struct {
+	now, scaledNow int64
+	seq            uint64
 }
 
-// runDue runs the timers of ts due at now, within the budget.
-func (l *Loom) runDue(ts *timers, b *budget, now int64, lastSeq uint64, onPanic func(*PanicError)) {
+// runDelayed runs the delayed actions due in the frame that were scheduled
+// before it began (sequence numbers up to lastSeq): those due on unscaled
+// time (now), then those due on scaled time, each in due order. A frame
+// whose budget runs out leaves its cut, and the next frame runs what is left
+// of it before its own, so that the order holds across frames and both
+// clocks: the carried-over actions of a frame, unscaled and scaled, run
+// ahead of newer ones.
+func (l *Loom) runDelayed(b *budget, now int64, lastSeq uint64, onPanic func(*PanicError)) {
+	c := cut{now, l.scaledNow(), lastSeq}
+	if k := len(l.cuts); k == 0 || l.cuts[k-1] != c {
+		l.cuts = append(l.cuts, c)
+	}
+	for len(l.cuts) > 0 {
+		c := l.cuts[0]
+		if !l.runDue(&l.timers, b, c.now, c.seq, onPanic) || !l.runDue(&l.scaledTimers, b, c.scaledNow, c.seq, onPanic) {
+			return // out of budget: the cuts left wait for the next frame
+		}
+		l.cuts = l.cuts[:copy(l.cuts, l.cuts[1:])]
+	}
+}
+
+// runDue runs the timers of ts due at now, within the budget, and reports
+// whether it ran them all.
+func (l *Loom) runDue(ts *timers, b *budget, now int64, lastSeq uint64, onPanic func(*PanicError)) bool {
 	l.mu.Lock()
 	ts.wheel.Collect(now)
 	l.mu.Unlock()
@@ -306,7 +334,7 @@ func (l *Loom) runDue(ts *timers, b *budget, now int64, lastSeq uint64, onPanic 
 		e := ts.front()
 		if e == nil || e.Due > now || e.Seq > lastSeq {
 			l.mu.Unlock()
-			return
+			return true
 		}
 		t := ts.wheel.Pop()
 		t.seq = 0
@@ -317,6 +345,7 @@ func (l *Loom) runDue(ts *timers, b *budget, now int64, lastSeq uint64, onPanic 
 		b.ran++
 		call(f, onPanic)
 	}
+	return false
 }
 
 // sweep is how many due timers runDue reads ahead.

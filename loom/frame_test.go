@@ -112,6 +112,16 @@ func TestUpdateMisusePanics(t *testing.T) {
 		}
 	})
 	synctest.Test(t, func(t *testing.T) {
+		l := loom.New(loom.ManualClock())
+		defer l.Close()
+		msg := ""
+		l.Post(func() { msg = testkit.PanicMessage(func() { l.UpdateDelta(0) }) })
+		l.UpdateDelta(0)
+		if want := "loom: UpdateDelta called while a frame runs: from inside the frame, or from two goroutines at once"; msg != want {
+			t.Errorf("nested UpdateDelta panicked with %q; want %q", msg, want)
+		}
+	})
+	synctest.Test(t, func(t *testing.T) {
 		// Two goroutines racing for a frame: one runs it, the other is told.
 		l := loom.New()
 		defer l.Close()
@@ -309,6 +319,37 @@ func TestBudgetCarriesOverInOrder(t *testing.T) {
 		l.Update()
 		r.expect(t, "the last", "slow3")
 	})
+}
+
+// TestBudgetCarriesDelayedActionsOfBothClocksAhead: what a frame's budget
+// leaves of its delayed actions, on unscaled time and on scaled time, runs
+// ahead of delayed actions posted later, whichever clock those are on: a
+// scaled action left over is not put behind newer unscaled ones, and a
+// timer that posts itself again every frame does not starve it.
+func TestBudgetCarriesDelayedActionsOfBothClocksAhead(t *testing.T) {
+	l, p := testLoom(t, loom.WithBudget(1, 0))
+	var r recorder
+	l.PostAfter(0, r.note("old unscaled"))
+	l.PostAfterScaled(0, r.note("old scaled"))
+	update(t, l)
+	r.expect(t, "frame 1", "old unscaled")
+	l.PostAfter(0, r.note("new unscaled"))
+	update(t, l)
+	update(t, l)
+	r.expect(t, "frames 2 and 3", "old scaled", "new unscaled")
+
+	var tick func()
+	tick = func() { r.add("tick"); l.PostAfter(0, tick) }
+	l.PostAfter(0, tick)
+	update(t, l)
+	l.PostAfterScaled(0, r.note("scaled"))
+	update(t, l)
+	update(t, l)
+	update(t, l)
+	r.expect(t, "a timer that posts itself each frame", "tick", "tick", "scaled", "tick")
+	if got := p.Take(); len(got) != 0 {
+		t.Fatalf("panics: %v", got)
+	}
 }
 
 // TestObserverPanicGoesToHandler: a panicking frame observer is reported

@@ -15,21 +15,27 @@ type Idle struct {
 	// negative if it is due already.
 	Timed bool
 	Delay time.Duration
-	// Wake receives a value when work arrives for the loom, at most once per
-	// batch of posts (see WithWakeFunc): a loop that sleeps selects on it.
-	// It is the same channel on every call.
+	// Wake receives a value when work arrives for the loom after the frame
+	// or the Idle call before it, once for all that arrives until the next
+	// (see WithWakeFunc): a loop that sleeps selects on it. It is the same
+	// channel on every call.
 	Wake <-chan struct{}
 }
 
 // Idle reports when l next has work, for a loop that sleeps between frames
 // (mainthread.Run is one): it runs a frame at once if Now, within Delay if
 // Timed, at its pace if Frames, and otherwise sleeps until woken (see
-// Idle.Wake and WithWakeFunc). Call it from the loop's goroutine, between frames.
+// Idle.Wake and WithWakeFunc). Call it from the loop's goroutine, between
+// frames. What it reports covers the work that arrived before the call:
+// work that arrives after it wakes the loop, as after a frame, so that a
+// loop woken without running a frame (by a timer that became the earliest,
+// say) asks Idle again and sleeps without missing what comes next.
 func (l *Loom) Idle() Idle {
 	l.mustBeMade()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	i := Idle{Now: len(l.posted) > 0 || l.next < len(l.batch) || l.requests.Load(), Wake: l.wakeChLocked()}
+	l.signaled = false // the loop has seen the work so far: what comes next wakes it
 	if e := l.timers.top(); e != nil {
 		i.timed(time.Duration(e.Due - l.nowLocked()))
 	}

@@ -1,6 +1,7 @@
 package loom
 
 import (
+	"context"
 	"errors"
 	"math"
 	"sync"
@@ -60,7 +61,7 @@ type Loom struct {
 	seq          uint64   // orders delayed actions and waits that fall due together
 	closed       bool
 	clock        int64                // unscaled loom time of the latest frame, in ns
-	signaled     bool                 // a wake-up went out for posts no frame has taken yet
+	signaled     bool                 // a wake-up went out for work that no frame or Idle call has seen yet
 	wakeCh       chan struct{}        // made by Wake
 	bg           *scheduler.Scheduler // the background runner, made by the first RunAsync
 	incoming     []*Coroutine         // coroutines started and not begun
@@ -89,6 +90,7 @@ type Loom struct {
 	fixedAcc   int64    // scaled time fed to the fixed steps and not used yet, ns
 	endedFrame int64    // the last frame whose end phase ran
 	stoppedTo  uint64   // the stopFloor up to which the live coroutines were stopped
+	cuts       []cut    // the delayed actions left by frames that ran out of budget, oldest first
 	co         coroutines
 }
 
@@ -115,6 +117,14 @@ func New(opts ...Option) *Loom {
 func (l *Loom) mustBeMade() {
 	if !l.made {
 		panic("loom: use of a zero Loom; make one with New")
+	}
+}
+
+// mustCtx panics, naming call, if ctx is nil, even when the call would not
+// have needed to wait, so that the misuse shows at once.
+func mustCtx(call string, ctx context.Context) {
+	if ctx == nil {
+		panic("loom: " + call + " with a nil context")
 	}
 }
 
@@ -146,8 +156,9 @@ func (l *Loom) Configure(opts ...Option) {
 
 // Post queues f to run in the next frame, after the actions posted before it.
 // It never blocks and costs no allocation once the queue has grown
-// (TestSteadyFrameAllocatesNothing); the first post after a frame begins
-// wakes a sleeping loop (see WithWakeFunc and Idle). An action posted during
+// (TestSteadyFrameAllocatesNothing); the first post after a frame begins,
+// or after the loop calls Idle, wakes a sleeping loop (see WithWakeFunc and
+// Idle). An action posted during
 // a frame runs in the next one. Post returns ErrClosed if l is closed.
 func (l *Loom) Post(f func()) error {
 	if f == nil {
@@ -213,7 +224,8 @@ func (w wakeup) send() {
 }
 
 // wakeLocked returns the wake-up to send for new work, or none if one went
-// out since the last frame began: one wake-up per batch.
+// out since the last frame began or Idle was last called: one wake-up per
+// batch.
 func (l *Loom) wakeLocked() wakeup {
 	if l.signaled {
 		return wakeup{}

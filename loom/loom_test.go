@@ -149,6 +149,75 @@ func TestWakeOncePerBatch(t *testing.T) {
 	})
 }
 
+// TestWakeAfterIdle: work that arrives after an Idle call wakes the loop
+// again, though no frame ran since the last wake-up: a loop woken by a
+// timer that became the earliest asks Idle again and sleeps, and must not
+// sleep through the post, the earlier timer and the coroutine that come
+// next. The loop is the one Idle's documentation describes.
+func TestWakeAfterIdle(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var wakes atomic.Int32
+		l := loom.New(loom.WithWakeFunc(func() { wakes.Add(1) }))
+		stop := make(chan struct{})
+		loopDone := make(chan struct{})
+		go func() {
+			defer close(loopDone)
+			for {
+				i := l.Idle()
+				if i.Now || i.Timed && i.Delay <= 0 {
+					l.Update()
+					continue
+				}
+				var due <-chan time.Time
+				if i.Timed {
+					due = time.After(i.Delay)
+				}
+				select {
+				case <-i.Wake:
+				case <-due:
+					l.Update()
+				case <-stop:
+					return
+				}
+			}
+		}()
+		synctest.Wait()
+		start := time.Now()
+		ran := func(what string, within time.Duration, arrive func(func())) {
+			t.Helper()
+			at := time.Duration(-1)
+			arrive(func() { at = time.Since(start) })
+			synctest.Wait()
+			time.Sleep(within)
+			synctest.Wait()
+			if at < 0 || at > within {
+				t.Errorf("%s ran at %v (-1: never) after the start; want within %v", what, at, within)
+			}
+			start = time.Now()
+		}
+		// Before each arrival, a timer that is the new earliest wakes the
+		// loop, which runs no frame for it and sleeps on to its time.
+		earliest := func(k int) {
+			l.PostAfter(time.Hour-time.Duration(k)*10*time.Minute, func() {})
+			synctest.Wait()
+		}
+		earliest(0)
+		ran("a post", 0, func(f func()) { l.Post(f) })
+		earliest(1)
+		ran("a timer now the earliest", time.Minute, func(f func()) { l.PostAfter(time.Minute, f) })
+		earliest(2)
+		ran("a coroutine started from another goroutine", 0, func(f func()) {
+			go l.StartCoroutine(func(func(loom.Instruction) bool) { f() })
+		})
+		close(stop)
+		<-loopDone
+		l.Close()
+		if got := wakes.Load(); got != 6 {
+			t.Errorf("the wake function ran %d times; want 6, one for each arrival", got)
+		}
+	})
+}
+
 // TestPanickingWakeFuncGoesToHandler: a panicking wake function runs on
 // the goroutine that posts; the post must not see it, and the handler must.
 func TestPanickingWakeFuncGoesToHandler(t *testing.T) {

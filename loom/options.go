@@ -98,10 +98,11 @@ func WithPanicHandler(h func(*PanicError)) Option {
 
 // WithWakeFunc sets a function that the Loom calls, from the goroutine that
 // posts, when work arrives for a loop that may be asleep: the first action
-// posted since the last frame began, a delayed action that is now the
-// earliest, a coroutine started from another goroutine. It is called at most
-// once per batch of posts, never with a lock held, and must not block: a loop
-// sleeping in glfw.WaitEvents passes glfw.PostEmptyEvent. See also Idle.
+// posted, the first delayed action that is now the earliest, or the first
+// coroutine started from another goroutine, since the last frame began or
+// the loop last called Idle. It is called at most once per such batch of
+// work, never with a lock held, and must not block: a loop sleeping in
+// glfw.WaitEvents passes glfw.PostEmptyEvent. See also Idle.
 func WithWakeFunc(f func()) Option {
 	return optionFunc(func(c *config) { c.wake = f })
 }

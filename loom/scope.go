@@ -53,7 +53,7 @@ func (s *Scope) PostAfterScaled(d time.Duration, f func()) *Timer {
 // stops.
 func (s *Scope) StartCoroutine(body func(yield func(Instruction) bool)) *Coroutine {
 	s.mustBeMade()
-	return s.l.startCoroutine(s, body, nil)
+	return s.l.startCoroutine("Scope.StartCoroutine(nil)", s, body, nil)
 }
 
 // Close ends s: its posted actions that have not run never will, its timers

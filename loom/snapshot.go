@@ -31,11 +31,14 @@ type CoroutineInfo struct {
 func (l *Loom) Coroutines() []CoroutineInfo {
 	l.mustBeMade()
 	l.mu.Lock()
-	queued := slices.Clone(l.incoming)
+	// The coroutines not begun: those started since the pass, and those the
+	// pass under way has yet to begin (the loop's own, as is this call).
+	queued := make([]*Coroutine, 0, len(l.incoming)+len(l.co.starting))
+	queued = append(append(queued, l.incoming...), l.co.starting...)
 	l.mu.Unlock()
 	infos := make([]CoroutineInfo, 0, len(l.co.live)+len(queued))
 	for _, c := range queued {
-		if !c.isDone() {
+		if !c.isDone() && !c.started {
 			infos = append(infos, CoroutineInfo{Coroutine: c, State: "queued", Scoped: c.scope != nil})
 		}
 	}

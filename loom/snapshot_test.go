@@ -53,4 +53,18 @@ func TestCoroutinesSnapshot(t *testing.T) {
 	if infos := l.Coroutines(); len(infos) != 2 {
 		t.Errorf("Coroutines() = %+v; want the two that have not ended", infos)
 	}
+
+	// Started before the same frame, c's first part runs while d, started
+	// after it, waits to begin in that pass: d is queued, not missing.
+	var fromC []loom.CoroutineInfo
+	c := l.StartCoroutine(func(yield func(loom.Instruction) bool) {
+		fromC = l.Coroutines()
+		yield(loom.NextFrame())
+	})
+	d := l.StartCoroutine(func(yield func(loom.Instruction) bool) { yield(loom.NextFrame()) })
+	update(t, l)
+	if len(fromC) != 4 || fromC[2].Coroutine != c || fromC[2].State != "running" ||
+		fromC[3] != (loom.CoroutineInfo{Coroutine: d, State: "queued"}) {
+		t.Errorf("Coroutines() from c's first part = %+v; want a and b waiting, c running, d queued", fromC)
+	}
 }

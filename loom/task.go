@@ -71,6 +71,7 @@ func (t *Task[T]) Err() error {
 // not block on a coroutine it runs.
 func (t *Task[T]) Wait(ctx context.Context) (T, error) {
 	t.mustBeMade("Wait")
+	mustCtx("Task.Wait", ctx)
 	if !waitDone(ctx, t.c.Done()) {
 		var zero T
 		return zero, ctx.Err()

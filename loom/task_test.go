@@ -178,9 +178,11 @@ func TestTaskWait(t *testing.T) {
 func TestStartTaskMisuse(t *testing.T) {
 	l, _ := testLoom(t)
 	body := func(func(loom.Instruction) bool) (int, error) { return 0, nil }
+	var none context.Context
 	checkMisuse(t,
 		misuse{func() { loom.StartTask[int](nil, body) }, "loom: StartTask with a nil Loom or Scope"},
 		misuse{func() { loom.StartTask[int](l, nil) }, "loom: StartTask(nil)"},
+		misuse{func() { loom.StartTask(l, body).Wait(none) }, "loom: Task.Wait with a nil context"},
 	)
 }
 

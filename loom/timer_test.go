@@ -538,11 +538,12 @@ func checkRandom(t *testing.T, seed uint64, n, size int, check func(*testing.T, 
 // checkTimersInFrame runs timers whose actions stop or reset other timers,
 // or themselves, in the frame that runs them, on a loom with a budget of
 // actions per frame, against a plain model: each frame runs, one at a time,
-// the earliest waiting timer due at the frame's time and scheduled before
-// the frame began, those of PostAfter before those of PostAfterScaled,
-// until the budget is spent; an action's Stop or Reset takes effect at
-// once, and reports what the model says. The time scale stays 1, so that
-// both clocks read the same.
+// until the budget is spent, the earliest waiting timer of the oldest frame
+// whose timers are not all run yet (those due at that frame's time and
+// scheduled before it began, those of PostAfter before those of
+// PostAfterScaled), so that what a frame leaves runs ahead of newer timers;
+// an action's Stop or Reset takes effect at once, and reports what the
+// model says. The time scale stays 1, so that both clocks read the same.
 func checkTimersInFrame(t *testing.T, ops []byte) {
 	if len(ops) == 0 {
 		return
@@ -557,6 +558,13 @@ func checkTimersInFrame(t *testing.T, ops []byte) {
 		reported       bool
 	}
 	m := timerModel{t: t}
+	// cuts holds, oldest first, the frames whose timers may not all have
+	// run: each frame's time and the last sequence number before it began.
+	type cut struct {
+		now time.Duration
+		seq int
+	}
+	var cuts []cut
 	var ran []did // what the loom's actions did, in order
 	for i := 1; i+2 < len(ops); i += 3 {
 		op, a, b := ops[i]%4, int(ops[i+1]), int(ops[i+2])
@@ -594,17 +602,18 @@ func checkTimersInFrame(t *testing.T, ops []byte) {
 		case 3: // frame
 			dt := time.Duration(a%4) * time.Millisecond
 			m.now += dt
-			lastSeq := m.seq
+			cuts = append(cuts, cut{m.now, m.seq})
 			var want []did
-			for len(want) < budget {
+			for len(want) < budget && len(cuts) > 0 {
 				k := -1
 				for _, j := range m.waiting {
-					if r := &m.ref[j]; r.due <= m.now && r.seq <= lastSeq && (k < 0 || r.before(&m.ref[k])) {
+					if r := &m.ref[j]; r.due <= cuts[0].now && r.seq <= cuts[0].seq && (k < 0 || r.before(&m.ref[k])) {
 						k = j
 					}
 				}
 				if k < 0 {
-					break
+					cuts = cuts[1:]
+					continue
 				}
 				m.wait(k, false)
 				r := &m.ref[k]

@@ -3,6 +3,7 @@ package loom
 import (
 	"context"
 	"fmt"
+	"slices"
 )
 
 // WaitAll and WaitAny make one wait of several Waitables, polled as one;
@@ -12,9 +13,10 @@ import (
 // WaitAll resumes the coroutine in the first frame, from the next one on, in
 // which every one of ws is done (their Done channels are closed): a frame in
 // all, however many there are, not a frame for each, as a loop of WaitFor
-// would take. It costs one allocation when it is made, none when yielded
-// (TestWaitAllAllocatesOnlyWhenMade), and a look at each member once over
-// the whole wait. Await(ctx, ws...)
+// would take. It keeps a copy of ws: changing ws afterwards changes nothing.
+// It costs one allocation when it is made (two with more than four members),
+// none when yielded (TestWaitAllAllocatesOnlyWhenMade), and a look at each
+// member once over the whole wait. Await(ctx, ws...)
 // then returns at once with the error of the first member, in the order
 // given, that failed.
 func WaitAll(ws ...Waitable) Instruction {
@@ -25,7 +27,8 @@ func WaitAll(ws ...Waitable) Instruction {
 // which at least one of ws is done. FirstDone then tells which. With no
 // member, it resumes in the next frame. A wait bounded by a duration is a
 // WaitAny with a Timer of a nil function: Loom.PostAfterScaled(d, nil) on
-// scaled time, or Loom.PostAfter(d, nil) on unscaled time.
+// scaled time, or Loom.PostAfter(d, nil) on unscaled time. It keeps a copy
+// of ws and costs what WaitAll does.
 func WaitAny(ws ...Waitable) Instruction {
 	return Instruction{kind: waitAny, ref: newMulti("WaitAny", ws)}
 }
@@ -73,17 +76,32 @@ func firstErr(ws ...Waitable) error {
 	return nil
 }
 
-// multi is the state of a WaitAll or WaitAny.
+// multi is the state of a WaitAll or WaitAny. It keeps a copy of the
+// members, so that the caller's slice is the caller's again; a wait of up
+// to inlineMembers members holds them, and their channels, in itself.
 type multi struct {
 	ws    []Waitable
 	chans []<-chan struct{} // the members' Done channels, read when first yielded
 	next  int               // WaitAll: the members before next are done
 	first int               // WaitAny: the first member, in order, done at the latest look; -1 if none
+
+	inline      [inlineMembers]Waitable
+	inlineChans [inlineMembers]<-chan struct{}
 }
+
+// inlineMembers is how many members a WaitAll or WaitAny holds without an
+// allocation of their own.
+const inlineMembers = 4
 
 func newMulti(call string, ws []Waitable) *multi {
 	mustWaitables(call, ws)
-	return &multi{ws: ws}
+	m := &multi{}
+	if len(ws) <= inlineMembers {
+		m.ws = append(m.inline[:0], ws...)
+	} else {
+		m.ws = slices.Clone(ws)
+	}
+	return m
 }
 
 // mustWaitables panics, naming call, if a member of ws is nil, or a nil
@@ -103,7 +121,11 @@ func mustWaitables(call string, ws []Waitable) {
 // members' Done channels, which may panic; the loom's caller protects it.
 func (m *multi) ready(kind waitKind) bool {
 	if m.chans == nil {
-		m.chans = make([]<-chan struct{}, len(m.ws))
+		if len(m.ws) <= inlineMembers {
+			m.chans = m.inlineChans[:len(m.ws)]
+		} else {
+			m.chans = make([]<-chan struct{}, len(m.ws))
+		}
 		for i, w := range m.ws {
 			m.chans[i] = w.Done()
 		}
@@ -147,6 +169,7 @@ func (m *multi) ready(kind waitKind) bool {
 // a handle's panic goes to its queue's panic handler too unless the handle's
 // task was submitted with an Awaited context (see package taskqueue).
 func Await(ctx context.Context, ws ...Waitable) error {
+	mustCtx("Await", ctx)
 	mustWaitables("Await", ws)
 	for _, w := range ws {
 		if !waitDone(ctx, w.Done()) {

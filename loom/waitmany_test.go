@@ -281,12 +281,16 @@ func TestWaitManyMisuse(t *testing.T) {
 	var c *loom.Coroutine
 	var task *loom.Task[int]
 	ok := make(waitable)
+	var none context.Context
 	checkMisuse(t,
 		misuse{func() { loom.WaitAll(ok, task) }, "loom: WaitAll with a nil *loom.Task[int] at index 1"},
 		misuse{func() { loom.WaitAny(c) }, "loom: WaitAny with a nil *loom.Coroutine at index 0"},
 		misuse{func() { loom.WaitAny(ok, nil) }, "loom: WaitAny with a nil member at index 1"},
 		misuse{func() { loom.FirstDone(nil) }, "loom: FirstDone with a nil member at index 0"},
 		misuse{func() { loom.Await(context.Background(), nil) }, "loom: Await with a nil member at index 0"},
+		// A nil context panics even when nothing would be waited for.
+		misuse{func() { loom.Await(none, ok) }, "loom: Await with a nil context"},
+		misuse{func() { loom.Await(none) }, "loom: Await with a nil context"}, // with nothing to wait for too
 	)
 }
 
@@ -305,5 +309,48 @@ func BenchmarkWaitAllPending(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		l.UpdateDelta(time.Millisecond)
+	}
+}
+
+// TestWaitManyCostOneAllocationAndKeepACopy: WaitAll and WaitAny of a few
+// members, listed or passed as a slice, cost one allocation when made and
+// none in the frames that poll them; with more than four, two. Each keeps a
+// copy of its members: the caller's slice, changed afterwards, changes
+// nothing of the wait.
+func TestWaitManyCostOneAllocationAndKeepACopy(t *testing.T) {
+	a, b := make(waitable), make(waitable)
+	ws := []loom.Waitable{a, b}
+	five := []loom.Waitable{a, b, a, b, a}
+	var sink loom.Instruction
+	for _, c := range []struct {
+		name string
+		make func() loom.Instruction
+		want float64
+	}{
+		{"WaitAll(a, b)", func() loom.Instruction { return loom.WaitAll(a, b) }, 1},
+		{"WaitAny(a, b)", func() loom.Instruction { return loom.WaitAny(a, b) }, 1},
+		{"WaitAll(ws...)", func() loom.Instruction { return loom.WaitAll(ws...) }, 1},
+		{"WaitAll of five", func() loom.Instruction { return loom.WaitAll(five...) }, 2},
+	} {
+		if n := testing.AllocsPerRun(100, func() { sink = c.make() }); n != c.want {
+			t.Errorf("%s costs %v allocations when made; want %v", c.name, n, c.want)
+		}
+	}
+	_ = sink
+
+	l, _ := testLoom(t)
+	done, never := make(waitable), make(waitable)
+	close(done)
+	members := []loom.Waitable{done, done}
+	wait := loom.WaitAll(members...)
+	members[1] = never
+	resumed := false
+	l.StartCoroutine(func(y func(loom.Instruction) bool) { resumed = y(wait) })
+	update(t, l)
+	if n := testing.AllocsPerRun(1, func() { update(t, l) }); n != 0 {
+		t.Errorf("the frame that resumes a WaitAll of two allocates %v times; want none", n)
+	}
+	if !resumed {
+		t.Error("a WaitAll whose caller changed its slice afterwards waits for the new member; want the members it was made with")
 	}
 }

@@ -31,6 +31,7 @@ type coroutines struct {
 	ids atomic.Uint64
 
 	live       []*Coroutine // started and not ended
+	starting   []*Coroutine // the starts that applyRequests took and has yet to begin
 	watches    contextWatches
 	ready      []*Coroutine
 	frames     delayheap.Heap[*Coroutine]
