@@ -43,8 +43,9 @@ import (
 // it and Apply panics in the caller with the *PanicError, once the other
 // participants are done; if f calls runtime.Goexit, so does Apply. Apply
 // returns ErrClosed if q is closed and ErrQueueFull as RunAsync would, when
-// the caller cannot take part, and then calls f for no i. Apply panics if n
-// is negative or f nil.
+// the caller cannot take part, and then calls f for no i. Refused so, or
+// called with a ctx done already, Apply counts one submission as Rejected in
+// q's Stats, as RunSync would. Apply panics if n is negative or f nil.
 func Apply(ctx context.Context, q *Queue, n int, f func(i int)) error {
 	mustCtx("Apply", ctx)
 	if f == nil {
@@ -138,6 +139,7 @@ func newBulk(ctx context.Context, call string, q *Queue, n, width int, body func
 // outcome. The caller counts as a participant until its part ends.
 func (b *bulk) run() (err error) {
 	if err := b.ctx.Err(); err != nil {
+		b.q.rejected.Add(1) // refused as a RunSync would be
 		return err
 	}
 	if b.n == 0 {
@@ -170,7 +172,8 @@ func (b *bulk) run() (err error) {
 		b.fail(terr) // the caller waited for its task's turn until ctx was done
 		b.leave()
 	} else if !ran && b.q.isClosed() {
-		b.fail(ErrClosed) // closed to anyone: no wait to judge
+		b.q.rejected.Add(1) // the first helper's refusal, as on a full queue
+		b.fail(ErrClosed)   // closed to anyone: no wait to judge
 		b.leave()
 	} else if !ran {
 		// No slot for the caller: it waits for a first helper, which waits

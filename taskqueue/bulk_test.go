@@ -193,20 +193,47 @@ func TestApplyContext(t *testing.T) {
 // full queue fails when full, and then calls f for no i.
 func TestApplyRefused(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := taskqueue.NewConcurrent(2)
-		q.Close()
 		ran := false
-		if err := taskqueue.Apply(t.Context(), q, 10, func(int) { ran = true }); err != taskqueue.ErrClosed || ran {
-			t.Errorf("Apply on a closed queue = %v, ran %v; want ErrClosed, nothing run", err, ran)
+		apply := func(ctx context.Context, q *taskqueue.Queue) error {
+			return taskqueue.Apply(ctx, q, 10, func(int) { ran = true })
 		}
-		full := taskqueue.NewConcurrent(2, taskqueue.WithMaxQueued(1), taskqueue.WithFailWhenFull())
-		release := block(t, full) // the caller finds no free slot
-		full.Go(func() {})        // and no room for a helper
-		if err := taskqueue.Apply(t.Context(), full, 10, func(int) { ran = true }); err != taskqueue.ErrQueueFull || ran {
-			t.Errorf("Apply on a full queue that fails when full = %v, ran %v; want ErrQueueFull, nothing run", err, ran)
+		mapIt := func(ctx context.Context, q *taskqueue.Queue) error {
+			_, err := taskqueue.Map(ctx, q, make([]int, 10), func(context.Context, int) (int, error) { ran = true; return 0, nil })
+			return err
 		}
-		release()
-		full.Close()
+		done, cancel := context.WithCancel(t.Context())
+		cancel()
+		for _, call := range []struct {
+			name string
+			f    func(context.Context, *taskqueue.Queue) error
+		}{{"Apply", apply}, {"Map", mapIt}} {
+			// Each refusal counts one Rejected, as a RunSync's would.
+			rejected := func(q *taskqueue.Queue, when string, want uint64) {
+				t.Helper()
+				if got := q.Stats().Rejected; got != want {
+					t.Errorf("%s %s: Stats().Rejected = %d; want %d", call.name, when, got, want)
+				}
+			}
+			q := taskqueue.NewConcurrent(2)
+			if err := call.f(done, q); err != context.Canceled || ran {
+				t.Errorf("%s with a done context = %v, ran %v; want context.Canceled, nothing run", call.name, err, ran)
+			}
+			rejected(q, "with a done context", 1)
+			q.Close()
+			if err := call.f(t.Context(), q); err != taskqueue.ErrClosed || ran {
+				t.Errorf("%s on a closed queue = %v, ran %v; want ErrClosed, nothing run", call.name, err, ran)
+			}
+			rejected(q, "on a closed queue", 2)
+			full := taskqueue.NewConcurrent(2, taskqueue.WithMaxQueued(1), taskqueue.WithFailWhenFull())
+			release := block(t, full) // the caller finds no free slot
+			full.Go(func() {})        // and no room for a helper
+			if err := call.f(t.Context(), full); err != taskqueue.ErrQueueFull || ran {
+				t.Errorf("%s on a full queue that fails when full = %v, ran %v; want ErrQueueFull, nothing run", call.name, err, ran)
+			}
+			rejected(full, "on a full queue", 1)
+			release()
+			full.Close()
+		}
 	})
 }
 

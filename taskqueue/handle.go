@@ -70,6 +70,8 @@ const (
 var succeeded = &node{kind: outcome}
 
 // closedChan is returned by Done for tasks done before anyone asked.
+// A task done after someone asked keeps the channel they got in its
+// outcome's node, so that Done returns the same channel on every call.
 var closedChan = func() chan struct{} {
 	c := make(chan struct{})
 	close(c)
@@ -135,14 +137,14 @@ func (h *Handle) settled() bool {
 func (h *Handle) Done() <-chan struct{} {
 	h.mustBeMade()
 	if h.IsDone() { // a task whose context is done is canceled here, at once
-		return closedChan
+		return h.state.Load().doneChan()
 	}
 	var w *node
 	for {
 		top := h.state.Load()
 		var ch <-chan struct{}
 		if top != nil && top.kind == outcome {
-			ch = closedChan
+			ch = top.doneChan()
 		} else if n := find(top, doneChan); n != nil {
 			ch = n.ch
 		}
@@ -163,6 +165,15 @@ func (h *Handle) Done() <-chan struct{} {
 			return w.ch
 		}
 	}
+}
+
+// doneChan returns the channel of Done for an outcome node: the one handed
+// out while the task was pending, or closedChan.
+func (n *node) doneChan() <-chan struct{} {
+	if n.ch != nil {
+		return n.ch
+	}
+	return closedChan
 }
 
 // find returns the first node of kind in the list from top, or nil.
@@ -294,6 +305,9 @@ func (h *Handle) Cancel() bool {
 // it did: a queued task leaves the scheduler, a delayed one the heap, a
 // continuation the task it waits for (see Then).
 func (q *Queue) cancel(h *Handle, err error) bool {
+	if w := h.pending(roomWaiting); w != nil {
+		return q.cancelRoomWait(h, w, err)
+	}
 	if id := h.id.Load(); id != 0 && id != inFlight {
 		return q.dequeue(h, scheduler.ID(id), err)
 	}
@@ -301,6 +315,15 @@ func (q *Queue) cancel(h *Handle, err error) bool {
 		return q.cancelWaiting(h, n, err)
 	}
 	return q.cancelDelayed(h, err)
+}
+
+// pending returns the node of kind of h's task while it is pending, or nil.
+func (h *Handle) pending(kind nodeKind) *node {
+	top := h.state.Load()
+	if top != nil && top.kind == outcome {
+		return nil
+	}
+	return find(top, kind)
 }
 
 // reservation returns the room a delayed task holds, or nil.
@@ -318,11 +341,22 @@ func (h *Handle) reservation() *scheduler.Reservation {
 // continuation or a group; not the channel of Done, whose readers may have
 // left.
 func (h *Handle) finish(err error) (watched bool) {
-	out := succeeded
-	if err != nil {
-		out = &node{kind: outcome, err: err}
+	var list *node
+	for {
+		top := h.state.Load()
+		out := succeeded
+		if dc := find(top, doneChan); err != nil || dc != nil {
+			out = &node{kind: outcome, err: err}
+			if dc != nil {
+				out.ch = dc.ch // closed below: Done keeps returning it
+			}
+		}
+		if h.state.CompareAndSwap(top, out) {
+			list = top
+			break
+		}
 	}
-	for n := h.state.Swap(out); n != nil; n = n.next {
+	for n := list; n != nil; n = n.next {
 		switch n.kind {
 		case doneChan:
 			if n.stop != nil {

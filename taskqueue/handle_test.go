@@ -468,3 +468,49 @@ func TestDoneOfATaskWhoseContextEndedIsClosed(t *testing.T) {
 		release()
 	})
 }
+
+// TestDoneReturnsTheSameChannel: every call of Done returns the same
+// channel, before the task is done and after, however it ends: it returns,
+// fails, is canceled (by Cancel or by its context, queued or delayed), or
+// follows a task as a continuation.
+func TestDoneReturnsTheSameChannel(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := taskqueue.NewSerial()
+		release := block(t, q)
+		ctx, cancel := context.WithCancel(t.Context())
+		fail := func(context.Context) error { return errors.New("failed") }
+		prev := q.RunAsync(t.Context(), nop)
+		handles := map[string]*taskqueue.Handle{
+			"returns":                  q.RunAsync(t.Context(), nop),
+			"fails":                    q.RunAsync(t.Context(), fail),
+			"canceled by Cancel":       q.RunAsync(t.Context(), nop),
+			"canceled by its context":  q.RunAsync(ctx, nop),
+			"delayed":                  q.RunAfter(t.Context(), time.Second, nop),
+			"delayed, canceled":        q.RunAfter(t.Context(), time.Hour, nop),
+			"a barrier":                q.RunBarrier(t.Context(), nop),
+			"a continuation":           prev.Then(t.Context(), q, nop),
+			"a continuation, canceled": prev.Then(t.Context(), q, nop),
+		}
+		first := map[string]<-chan struct{}{}
+		for name, h := range handles {
+			first[name] = h.Done()
+		}
+		handles["canceled by Cancel"].Cancel()
+		handles["delayed, canceled"].Cancel()
+		handles["a continuation, canceled"].Cancel()
+		cancel()
+		release()
+		time.Sleep(time.Second)
+		synctest.Wait()
+		for name, h := range handles {
+			if !h.IsDone() {
+				t.Errorf("%s: not done", name)
+				continue
+			}
+			if got := h.Done(); got != first[name] || !testkit.IsClosed(got) {
+				t.Errorf("%s: Done() after the end is another channel than before (or open)", name)
+			}
+		}
+		q.Close()
+	})
+}

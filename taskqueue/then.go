@@ -2,6 +2,7 @@ package taskqueue
 
 import (
 	"context"
+	"errors"
 	"sync/atomic"
 
 	"github.com/taskqueue-go/taskqueue/scheduler"
@@ -11,6 +12,18 @@ import (
 // follows: its stop claims the continuation, for the first of the one who
 // queues it and the one who cancels it.
 const thenWaiting = callback + 1
+
+// roomWaiting marks the node of a continuation that waits for room on a full
+// queue, on a goroutine of its own: its stop ends that wait, its channel is
+// closed once the goroutine has queued the task or given up, and its wait
+// field goes from waitWaiting to waitAbandoned when the goroutine gave up
+// because stop was called, which leaves the continuation to the canceler
+// (see cancelRoomWait).
+const roomWaiting = thenWaiting + 1
+
+// errStopWait is the cause with which a canceler ends a continuation's wait
+// for room.
+var errStopWait = errors.New("taskqueue: the wait for room was canceled")
 
 // Then submits f to run on q once the task of h has returned nil, and
 // returns f's Handle at once: a continuation. While it waits for h, the
@@ -103,16 +116,7 @@ func (q *Queue) queueAfter(prev, h *Handle, t scheduler.Task) bool {
 	}
 	id, err := q.s.Enqueue(t)
 	if err == scheduler.ErrFull && !q.failFull {
-		// Wait for room on a goroutine of its own, not on the one that ran
-		// prev, which may hold a slot that the room waits for.
-		go func() {
-			id, err := q.s.EnqueueContext(h.ctx(), t)
-			if err != nil {
-				q.reject(h, queueError(err))
-				return
-			}
-			h.id.Store(uint64(id))
-		}()
+		q.waitForRoom(h, t)
 		return true
 	}
 	if err != nil {
@@ -120,6 +124,52 @@ func (q *Queue) queueAfter(prev, h *Handle, t scheduler.Task) bool {
 		return true
 	}
 	h.id.Store(uint64(id))
+	return true
+}
+
+// waitForRoom queues the continuation t, whose Handle is h, once q has room,
+// on a goroutine of its own, not on the one that ran the task it follows,
+// which may hold a slot that the room waits for. A cancel stops the wait
+// (see cancelRoomWait).
+func (q *Queue) waitForRoom(h *Handle, t scheduler.Task) {
+	ctx, stop := context.WithCancelCause(h.ctx())
+	w := &node{kind: roomWaiting, ch: make(chan struct{}), stop: func() bool { stop(errStopWait); return true }}
+	if !h.push(w) {
+		stop(nil)
+		return // completed meanwhile: it cannot be, claimed as it is, but nothing is lost
+	}
+	go func() {
+		defer close(w.ch)
+		defer stop(nil)
+		id, err := q.s.EnqueueContext(ctx, t)
+		switch {
+		case err == nil:
+			h.id.Store(uint64(id))
+		case context.Cause(ctx) == errStopWait:
+			w.wait.Store(waitAbandoned) // the canceler completes h
+		default:
+			q.reject(h, queueError(err))
+		}
+	}()
+}
+
+// cancelRoomWait ends the wait for room w of the continuation h and
+// completes it with err if the wait gave up for it, reporting whether it
+// did. It waits for the wait's goroutine to have queued the task or given
+// up, which it does at once once stopped: a task queued meanwhile is then
+// canceled as any queued task, and a wait that ended for another reason (its
+// context, a closed queue) has completed h itself.
+func (q *Queue) cancelRoomWait(h *Handle, w *node, err error) bool {
+	w.stop()
+	<-w.ch
+	if id := h.id.Load(); id != 0 {
+		return q.dequeue(h, scheduler.ID(id), err)
+	}
+	if !w.wait.CompareAndSwap(waitAbandoned, waitDelivered) {
+		return false // completed by the wait, or by another canceler
+	}
+	q.canceled.Add(1)
+	h.finish(err)
 	return true
 }
 
@@ -134,13 +184,7 @@ func (h *Handle) antecedent() *Handle {
 
 // waitingNode returns the node of h's continuation while it waits for the
 // task it follows, or nil.
-func (h *Handle) waitingNode() *node {
-	top := h.state.Load()
-	if top != nil && top.kind == outcome {
-		return nil
-	}
-	return find(top, thenWaiting)
-}
+func (h *Handle) waitingNode() *node { return h.pending(thenWaiting) }
 
 // cancelWaiting completes with err the continuation h, whose node is n, if
 // it still waits for the task it follows, reporting whether it did.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -261,6 +262,82 @@ func TestThenFullQueue(t *testing.T) {
 			t.Errorf("continuation after room came: Wait() = %v, ran %v", err, ran.Load())
 		}
 	})
+}
+
+// TestThenCancelWhileWaitingForRoom: Cancel works on a continuation that
+// waits for room on a full queue: it reports true, the continuation is
+// canceled at once and never runs once room comes, and the counts say so.
+// Its context ending while it waits ends it with that context's error, as
+// before.
+func TestThenCancelWhileWaitingForRoom(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		first := taskqueue.NewSerial().RunAsync(t.Context(), nop)
+		first.Wait(t.Context())
+		q := taskqueue.NewSerial(taskqueue.WithMaxQueued(1))
+		release := block(t, q)
+		q.Go(func() {}) // fills it
+		var ran atomic.Int32
+		f := func(context.Context) error { ran.Add(1); return nil }
+		h := first.Then(t.Context(), q, f)
+		ctx, cancel := context.WithCancel(t.Context())
+		byCtx := first.Then(ctx, q, f)
+		synctest.Wait()
+		if !h.Cancel() {
+			t.Error("Cancel of a continuation waiting for room = false; want true")
+		}
+		if !h.IsDone() || h.Err() != context.Canceled {
+			t.Errorf("after Cancel: IsDone() = %v, Err() = %v; want true, context.Canceled", h.IsDone(), h.Err())
+		}
+		if h.Cancel() {
+			t.Error("a second Cancel = true; want false")
+		}
+		cancel()
+		synctest.Wait()
+		if err := byCtx.Err(); err != context.Canceled {
+			t.Errorf("continuation whose context ended while it waited for room: Err() = %v; want context.Canceled", err)
+		}
+		release()
+		q.Close()
+		if n := ran.Load(); n != 0 {
+			t.Errorf("canceled continuations ran %d times once room came; want none", n)
+		}
+		if st := q.Stats(); st.Canceled != 1 || st.Rejected != 1 || st.Completed != 2 {
+			t.Errorf("Stats = %+v; want the Cancel canceled, the context's end rejected, the two Go tasks completed", st)
+		}
+	})
+}
+
+// TestThenCancelAsRoomComes: Cancel races with room coming for a
+// continuation that waits for it: Cancel reports true and the function never
+// runs, or it reports false and the function runs once.
+func TestThenCancelAsRoomComes(t *testing.T) {
+	ctx := context.Background()
+	first := taskqueue.NewSerial().RunAsync(ctx, nop)
+	first.Wait(ctx)
+	for round := range 500 {
+		q := taskqueue.NewConcurrent(1, taskqueue.WithMaxQueued(1))
+		gate := make(chan struct{})
+		q.Go(func() { <-gate })
+		for q.Stats().Running != 1 {
+			runtime.Gosched()
+		}
+		q.Go(func() {}) // fills it
+		var ran atomic.Int32
+		h := first.Then(ctx, q, func(context.Context) error { ran.Add(1); return nil })
+		for h.IsDone() || q.Stats().Queued != 1 {
+			runtime.Gosched()
+		}
+		go close(gate)
+		canceled := h.Cancel()
+		err := h.Wait(ctx)
+		q.Close()
+		if r := ran.Load(); canceled && (r != 0 || err != context.Canceled) || !canceled && (r != 1 || err != nil) {
+			t.Fatalf("round %d: Cancel() = %v, the function ran %d times, Wait() = %v", round, canceled, r, err)
+		}
+		if st := q.Stats(); st.Completed+st.Canceled != 3 {
+			t.Fatalf("round %d: Cancel() = %v, Stats = %+v; want 3 completed or canceled", round, canceled, st)
+		}
+	}
 }
 
 // Cancel races with the queuing of the continuation: it runs exactly once, or
