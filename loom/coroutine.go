@@ -100,7 +100,9 @@ func (c *Coroutine) Done() <-chan struct{} {
 
 // Err returns nil while c runs or if its body returned, a *PanicError if it
 // panicked, ErrStopped if it was stopped, and ErrClosed if its loom or scope
-// closed first.
+// closed first. A stop ends c on the loop, at the next step of a coroutine
+// pass (see Stop): a Close of the loom or scope before then ends c with
+// ErrClosed.
 func (c *Coroutine) Err() error {
 	c.mustBeMade("Err")
 	c.mu.Lock()

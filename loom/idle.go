@@ -11,8 +11,9 @@ type Idle struct {
 	// frames should keep coming at the loop's own pace.
 	Frames bool
 	// Timed is true when a delayed action or a timed coroutine wait is
-	// pending; Delay is then the time until the earliest one is due, zero or
-	// negative if it is due already.
+	// pending (on scaled time, only while the time scale is above zero,
+	// since none comes due while it is paused); Delay is then the time until
+	// the earliest one is due, zero or negative if it is due already.
 	Timed bool
 	Delay time.Duration
 	// Wake receives a value when work arrives for the loom after the frame

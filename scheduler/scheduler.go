@@ -120,7 +120,7 @@ type Stats struct {
 	// item's run and is not counted again, so Running never exceeds Limit
 	// but while SetLimit lowers it.
 	Running   int
-	Completed uint64  // items whose Run has returned or panicked, TryRun's functions included
+	Completed uint64  // items whose Run has returned, panicked or called runtime.Goexit, TryRun's functions included
 	Wait      Latency // how long a sample of the items waited to start
 }
 

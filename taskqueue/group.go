@@ -39,7 +39,10 @@ import (
 //
 // The queue's Stats count members as its tasks once they end: Completed,
 // Failed and Panicked for those that ran, Canceled for those that never
-// started. Members waiting in the group do not count as Queued.
+// started. Members waiting in the group do not count as Queued; the
+// group's runner tasks (up to its limit), which take them in turn, do while
+// they wait for a slot, and take room in a queue made WithMaxQueued, but
+// never count as Completed or Canceled themselves.
 //
 // A Group is safe for use by multiple goroutines; members may add members.
 // It must not be copied. The zero Group is not usable: its methods panic; call NewGroup. The

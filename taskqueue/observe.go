@@ -11,7 +11,8 @@ import (
 
 // An Observer sees the tasks of a queue start and end, on the goroutine that
 // runs them; see WithObserver. Its methods must not block for long. A panic
-// in TaskStarted is the task's own; one in TaskEnded goes to the queue's
+// in TaskStarted is the task's own: the task's function does not run, and
+// the task ends with that panic; one in TaskEnded goes to the queue's
 // panic handler (see WithPanicHandler), and the task's outcome stays. A
 // method that calls runtime.Goexit (as testing.T.FailNow does) ends the task
 // as the task's own Goexit would: its handle completes with ErrGoexit. A

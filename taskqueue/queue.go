@@ -139,8 +139,10 @@ func (q *Queue) Go(f func()) error {
 
 // TryGo runs f on q only if it can start at once, on a free slot with no
 // task waiting before it, and reports whether it did; it never queues f and
-// never blocks (errgroup's TryGo). It reports false if q is closed. A panic
-// in f goes to the queue's panic handler, as with Go.
+// never blocks (errgroup's TryGo). It reports false if q is closed, and, on
+// a queue made WithMaxQueued, if q holds as many tasks as it allows, delayed
+// ones included. A panic in f goes to the queue's panic handler, as with Go.
+// A TryGo that reports false submitted nothing: Stats counts it nowhere.
 func (q *Queue) TryGo(f func()) bool {
 	if f == nil {
 		nilFunc("TryGo")

@@ -6,7 +6,7 @@ import "github.com/taskqueue-go/taskqueue/scheduler"
 type Stats struct {
 	Name      string // the queue's name (see WithName)
 	Limit     int    // the most tasks it runs at once (SetLimit): 1 if serial
-	Queued    int    // tasks waiting for their turn
+	Queued    int    // tasks waiting for their turn, a group's runner tasks among them (see Group)
 	Delayed   int    // tasks waiting for their due time
 	Running   int    // tasks running now, on slots of q (a function RunSync runs in a task's place runs in that task's)
 	Completed uint64 // tasks that ran to the end: Succeeded + Failed + Panicked; RunSync's functions, and group members, are tasks

@@ -25,9 +25,10 @@ type Wait struct {
 // task of queue A waiting for B while a task of B waits for A shows as two
 // Waits, each holding the queue the other waits for. RunSync calls that run
 // on their caller (on an idle queue, or in the place of the caller's task)
-// never wait and never show.
+// never wait and never show. A queue given twice counts once.
 func Waits(queues ...*Queue) []Wait {
 	var ws []Wait
+	queues = uniq(queues)
 	for _, q := range queues {
 		q.mu.Lock()
 		for c := q.waits; c != nil; c = c.next {
@@ -43,6 +44,17 @@ func Waits(queues ...*Queue) []Wait {
 	}
 	slices.SortStableFunc(ws, func(a, b Wait) int { return a.Since.Compare(b.Since) })
 	return ws
+}
+
+// uniq returns qs without repeats, in the order of their first place.
+func uniq(qs []*Queue) []*Queue {
+	var out []*Queue
+	for _, q := range qs {
+		if !slices.Contains(out, q) {
+			out = append(out, q)
+		}
+	}
+	return out
 }
 
 // addWait puts c, whose caller is about to wait, in q's list of waits, and

@@ -68,6 +68,12 @@ func TestWaitsShowsACycle(t *testing.T) {
 			part[1].Queue != qs[0] || len(part[1].Holds) != 0 {
 			t.Errorf("Waits of queues 0 and 1 = %v; want the wait for 1 holding 0, then the wait for 0 holding none of them", part)
 		}
+		// A queue given twice counts once.
+		if twice := taskqueue.Waits(qs[0], qs[1], qs[0], qs[1]); !slices.EqualFunc(twice, part, func(a, b taskqueue.Wait) bool {
+			return a.Queue == b.Queue && a.Since.Equal(b.Since) && slices.Equal(a.Holds, b.Holds)
+		}) {
+			t.Errorf("Waits of queues 0, 1, 0 and 1 = %v; want %v, those of 0 and 1", twice, part)
+		}
 		cancel()
 		for i, h := range hs {
 			if err := h.Wait(context.Background()); err != context.Canceled {
