@@ -2,15 +2,19 @@ package taskqueue_test
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/taskqueue-go/taskqueue/internal/testkit"
 )
 
 // The model's watchdog: a goroutine waiting for a sync.Mutex or
@@ -261,5 +265,105 @@ func TestStuckGoroutines(t *testing.T) {
 		if len(got) != c.stuck {
 			t.Errorf("%s: %d goroutines stuck; want %d", c.name, len(got), c.stuck)
 		}
+	}
+}
+
+// TestWatchdogFindsAMutexHang: a task of a program that locks a mutex it
+// holds, while the driver waits for the task's queue, hangs the program for
+// good; runProgram returns with what the watchdog found, which names the
+// step and shows the waits, instead of waiting for go test's timeout. Then
+// the test unlocks the mutex, from outside the bubble, and the program ends
+// as if nothing had happened: nothing leaks.
+func TestWatchdogFindsAMutexHang(t *testing.T) {
+	var mu sync.Mutex
+	p := &program{
+		queues: []mqueue{{parent: -1, serial: true, limit: 1}},
+		steps: []step{
+			{kind: stepSubmit, form: formRunAsync, ctx: -1, body: body{ops: []inner{{kind: innerHang}}}},
+			{kind: stepSubmit, form: formRunSync, ctx: -1}, // waits for the task's slot
+		},
+		hang: func() {
+			mu.Lock()
+			mu.Lock() // for good, until the test unlocks it
+			mu.Unlock()
+		},
+	}
+	ctx, cancel := testkit.BeforeDeadline(t, context.Background())
+	defer cancel()
+	got := make(chan *run, 1)
+	start := time.Now()
+	go func() { got <- runProgram(t, p) }()
+	var r *run
+	select {
+	case r = <-got:
+	case <-ctx.Done():
+		mu.Unlock()
+		t.Fatal("runProgram did not return by the test's deadline: the watchdog missed the hang")
+	}
+	t.Logf("the hang reported after %v", time.Since(start))
+	if r.hung == nil {
+		t.Fatal("runProgram returned without a hang")
+	}
+	if r.hung.mutexes != 1 || len(r.hung.goroutines) < 3 {
+		t.Errorf("the hang: %d goroutines, %d on a mutex; want 3 or more, 1", len(r.hung.goroutines), r.hung.mutexes)
+	}
+	var locker, driver bool
+	for _, g := range r.hung.goroutines {
+		if g.bubble != r.bubble.Load() {
+			t.Errorf("a goroutine of bubble %d in the hang of bubble %d", g.bubble, r.bubble.Load())
+		}
+		locker = locker || g.state == "sync.Mutex.Lock" && strings.Contains(g.text, "TestWatchdogFindsAMutexHang.func")
+		driver = driver || strings.HasSuffix(g.state, "(durable)") && strings.Contains(g.text, "taskqueue.(*Queue).RunSync")
+	}
+	if !locker || !driver {
+		t.Errorf("the hang shows the task that locks twice: %v, the driver in RunSync: %v; want both", locker, driver)
+	}
+	report := r.hung.report(p, int(r.at.Load()))
+	for _, want := range []string{"a program hung", "its driver was in step 1 of 2", "step 0 {kind:0", "step 1 {kind:0", "sync.Mutex.Lock, synctest bubble"} {
+		if !strings.Contains(report, want) {
+			t.Errorf("the report lacks %q:\n%s", want, report)
+		}
+	}
+	mu.Unlock()
+	select {
+	case <-r.ended:
+	case <-ctx.Done():
+		t.Fatal("the program did not end once its mutex was unlocked")
+	}
+	if r.failure != "" {
+		t.Errorf("once unlocked, the program failed: %s", r.failure)
+	}
+}
+
+// hangFlag is what the child of TestModelReportsAHang runs TestModel with.
+const hangFlag = "-model.hang"
+
+// TestModelReportsAHang: TestModel with tasks that lock a mutex they hold
+// (-model.hang, in a child process, since the hung bubbles leak) fails
+// instead of waiting for go test's timeout: with the failure rapid shrank
+// and the way to reproduce it, and the report of the smallest program that
+// hung, with its steps and the stacks of its bubble, the lock twice among
+// them. rapid shrinks for 100ms here, not its 30s.
+func TestModelReportsAHang(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs TestModel in a child process until it fails")
+	}
+	if runtime.GOOS == "js" {
+		t.Skip("js/wasm runs no child processes")
+	}
+	start := time.Now()
+	out, err := testkit.RunChild(t, nil, "-test.run=^TestModel$", hangFlag, "-rapid.nofailfile", "-rapid.shrinktime=100ms")
+	t.Logf("the child failed after %v", time.Since(start))
+	if err == nil {
+		t.Fatalf("the child passed:\n%s", out)
+	}
+	for _, want := range []string{"--- FAIL: TestModel", hangFailure, "-rapid.seed=", "a program hung", "the program:\n", "step 0 {", "sync.Mutex.Lock, synctest bubble", "taskqueue_test.lockTwice"} {
+		if !bytes.Contains(out, []byte(want)) {
+			t.Errorf("the child's output lacks %q:\n%s", want, out)
+			break
+		}
+	}
+	if bytes.Contains(out, []byte("test timed out")) {
+		t.Errorf("the child timed out:\n%s", out)
 	}
 }

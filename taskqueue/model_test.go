@@ -83,6 +83,7 @@ var (
 	modelPrograms = flag.Int("model.programs", 0, "programs TestModel runs (0: 200, or 50 with -short)")
 	modelRepeat   = flag.Int("model.repeat", 1, "runs of each program, for shrinking a failure that depends on the schedule")
 	modelTrace    = flag.Bool("model.trace", false, "print each program's steps, the queues' Stats after each, and its functions' starts")
+	modelHang     = flag.Bool("model.hang", false, "let tasks lock a mutex they hold, a hang that TestModel must report (TestModelReportsAHang)")
 )
 
 // TestModel runs random programs over the whole library (see above).
@@ -134,6 +135,7 @@ type program struct {
 	queues []mqueue
 	keyed  int // the queue the Keyed's lanes run on
 	steps  []step
+	hang   func() // what innerHang does; nil but with -model.hang and in the watchdog's tests
 }
 
 // String returns p's queues, then its steps as -model.trace prints them,
@@ -234,6 +236,7 @@ const (
 	innerSideways  // a wait for work of the task's own tree that is not in place
 	innerSubmitOwn // Go on the task's own queue
 	numInner
+	innerHang = numInner // program.hang, drawn only with -model.hang
 )
 
 // errBody is the error a body that fails returns.
@@ -241,6 +244,9 @@ var errBody = errors.New("model: the body failed")
 
 func drawProgram(t *rapid.T) *program {
 	p := &program{}
+	if *modelHang {
+		p.hang = lockTwice
+	}
 	trees := rapid.IntRange(1, 3).Draw(t, "trees")
 	for tr := range trees {
 		root := len(p.queues)
@@ -325,8 +331,12 @@ func drawBody(t *rapid.T, p *program, q int) body {
 	if b.end > endGoexit {
 		b.end = endReturn
 	}
+	kinds := numInner
+	if p.hang != nil {
+		kinds++ // innerHang
+	}
 	for range rapid.IntRange(0, 2).Draw(t, "inner") {
-		in := inner{kind: rapid.IntRange(0, numInner-1).Draw(t, "kind"), d: rapid.SampledFrom(durations).Draw(t, "d")}
+		in := inner{kind: rapid.IntRange(0, kinds-1).Draw(t, "kind"), d: rapid.SampledFrom(durations).Draw(t, "d")}
 		var choices []int
 		switch in.kind {
 		case innerInPlace, innerHelpers, innerPull:
@@ -929,7 +939,18 @@ func (r *run) inner(ctx context.Context, q int, in inner) {
 		if r.queues[in.q].Go(func() { r.body(context.Background(), id, in.q, body{}, -1) }) != nil {
 			return // refused: counted as Rejected
 		}
+	case innerHang:
+		r.p.hang()
 	}
+}
+
+// lockTwice locks a mutex it holds: the kind of hang the watchdog is for
+// (RunAfter once waited so for a lock it held), which -model.hang lets
+// tasks do.
+func lockTwice() {
+	var mu sync.Mutex
+	mu.Lock()
+	mu.Lock()
 }
 
 // inPlace calls RunSync, with the task's context, on a queue on the task's
