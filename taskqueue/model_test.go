@@ -34,9 +34,27 @@ import (
 // their own tree, submissions to their own queue, sleeps, and an end that
 // returns, fails, panics or calls runtime.Goexit.
 //
-// Each program runs in a testing/synctest bubble: a hang of the library is
-// reported by the runtime as a deadlock of the bubble at once, which the
-// model turns into a failure that rapid shrinks to the smallest program.
+// Each program runs in a testing/synctest bubble: a hang of the library on
+// its channels, conditions, wait groups or sleeps is reported by the runtime
+// as a deadlock of the bubble at once, which the model turns into a failure
+// that rapid shrinks to the smallest program.
+//
+// A hang on one of the library's mutexes is no deadlock to the runtime: a
+// goroutine waiting for a sync.Mutex or sync.RWMutex is not durably blocked
+// (a goroutine outside the bubble could unlock it), so the bubble would
+// never end. A watchdog (watchBubble, in model_hang_test.go) reports it
+// instead. While a program runs, it takes a snapshot of every goroutine
+// every 10ms (runtime.Stack, which stops the world); a program whose
+// bubble's goroutines are all blocked, durably or on a mutex, one at least
+// on a mutex, in the same waits in two snapshots in a row, can never go on.
+// It fails at once, its goroutines abandoned: they leak, and the test has
+// failed. rapid shrinks the failure as any other, within -rapid.shrinktime
+// (30s by default), each hung try costing two snapshots and leaking its
+// goroutines; then the smallest program that hung is logged, with its
+// steps, the step its driver was in, and the stacks of its bubble's
+// goroutines. A hang that the schedule decides shrinks further with
+// -model.repeat.
+//
 // Waits that the docs allow to last until their context ends (a task of a
 // concurrent queue waiting for work of its own tree) are given deadlines.
 // During the program and after it, the model checks the library against a
@@ -65,6 +83,7 @@ var (
 	modelPrograms = flag.Int("model.programs", 0, "programs TestModel runs (0: 200, or 50 with -short)")
 	modelRepeat   = flag.Int("model.repeat", 1, "runs of each program, for shrinking a failure that depends on the schedule")
 	modelTrace    = flag.Bool("model.trace", false, "print each program's steps, the queues' Stats after each, and its functions' starts")
+	modelHang     = flag.Bool("model.hang", false, "let tasks lock a mutex they hold, a hang that TestModel must report (TestModelReportsAHang)")
 )
 
 // TestModel runs random programs over the whole library (see above).
@@ -85,12 +104,25 @@ func TestModel(t *testing.T) {
 	checks.Value.Set(strconv.Itoa(n))
 	defer checks.Value.Set(old)
 	var programs, steps atomic.Int64
+	// The report of the last program that hung, the smallest once rapid
+	// has shrunk it: rapid's own output shows only its draws.
+	var hung string
+	defer func() {
+		if hung != "" {
+			t.Log(hung)
+		}
+	}()
 	rapid.Check(t, func(rt *rapid.T) {
 		p := drawProgram(rt)
 		programs.Add(1)
 		steps.Add(int64(len(p.steps)))
 		for range max(*modelRepeat, 1) {
-			if r := runProgram(t, p); r.failure != "" {
+			r := runProgram(t, p)
+			if r.hung != nil {
+				hung = r.hung.report(p, int(r.at.Load()))
+				rt.Fatal(hangFailure)
+			}
+			if r.failure != "" {
 				rt.Fatal(r.failure)
 			}
 		}
@@ -103,6 +135,21 @@ type program struct {
 	queues []mqueue
 	keyed  int // the queue the Keyed's lanes run on
 	steps  []step
+	hang   func() // what innerHang does; nil but with -model.hang and in the watchdog's tests
+}
+
+// String returns p's queues, then its steps as -model.trace prints them,
+// numbered.
+func (p *program) String() string {
+	var b strings.Builder
+	for i, q := range p.queues {
+		fmt.Fprintf(&b, "q%d %+v\n", i, q)
+	}
+	fmt.Fprintf(&b, "the Keyed's lanes run on q%d\n", p.keyed)
+	for i, s := range p.steps {
+		fmt.Fprintf(&b, "step %d %+v\n", i, s)
+	}
+	return b.String()
 }
 
 // mqueue is a queue of the program.
@@ -189,6 +236,7 @@ const (
 	innerSideways  // a wait for work of the task's own tree that is not in place
 	innerSubmitOwn // Go on the task's own queue
 	numInner
+	innerHang = numInner // program.hang, drawn only with -model.hang
 )
 
 // errBody is the error a body that fails returns.
@@ -196,6 +244,9 @@ var errBody = errors.New("model: the body failed")
 
 func drawProgram(t *rapid.T) *program {
 	p := &program{}
+	if *modelHang {
+		p.hang = lockTwice
+	}
 	trees := rapid.IntRange(1, 3).Draw(t, "trees")
 	for tr := range trees {
 		root := len(p.queues)
@@ -280,8 +331,12 @@ func drawBody(t *rapid.T, p *program, q int) body {
 	if b.end > endGoexit {
 		b.end = endReturn
 	}
+	kinds := numInner
+	if p.hang != nil {
+		kinds++ // innerHang
+	}
 	for range rapid.IntRange(0, 2).Draw(t, "inner") {
-		in := inner{kind: rapid.IntRange(0, numInner-1).Draw(t, "kind"), d: rapid.SampledFrom(durations).Draw(t, "d")}
+		in := inner{kind: rapid.IntRange(0, kinds-1).Draw(t, "kind"), d: rapid.SampledFrom(durations).Draw(t, "d")}
 		var choices []int
 		switch in.kind {
 		case innerInPlace, innerHelpers, innerPull:
@@ -355,6 +410,10 @@ func (p *program) selfWait(w, a int) bool {
 // A run is a program being run, and what the reference saw.
 type run struct {
 	p         *program
+	bubble    atomic.Uint64 // the bubble the program runs in, once known
+	at        atomic.Int32  // the step the driver is in; len(p.steps) at the end
+	ended     chan struct{} // closed when the bubble has ended
+	hung      *hang         // what the watchdog found, if the program hung
 	queues    []*taskqueue.Queue
 	keyed     *taskqueue.Keyed[int]
 	gauges    []gauge
@@ -407,13 +466,24 @@ func (r *run) fail(format string, args ...any) {
 	}
 }
 
+// runProgram runs p in a bubble of its own. If the watchdog finds it hung,
+// it returns at once with r.hung set, leaving the bubble's goroutines
+// blocked; the caller must then read nothing else of r, which they may
+// hold, until r.ended is closed, if ever.
 func runProgram(t *testing.T, p *program) *run {
-	r := &run{p: p, ranCount: map[int]int{}}
+	r := &run{p: p, ranCount: map[int]int{}, ended: make(chan struct{})}
 	var crash any
-	func() {
+	go func() {
+		defer close(r.ended)
 		defer func() { crash = recover() }()
-		synctest.Test(t, func(t *testing.T) { r.exec(t) })
+		synctest.Test(t, func(t *testing.T) {
+			r.bubble.Store(myBubble())
+			r.exec(t)
+		})
 	}()
+	if r.hung = watchBubble(r.ended, &r.bubble); r.hung != nil {
+		return r
+	}
 	if crash != nil {
 		msg := fmt.Sprint(crash)
 		if i := strings.Index(msg, "\n"); i > 0 {
@@ -453,9 +523,11 @@ func (r *run) exec(t *testing.T) {
 		r.ctxs, r.cancels = append(r.ctxs, ctx), append(r.cancels, cancel)
 	}
 	r.ctxCancel = slices.Clone(r.cancels) // the two the program's steps cancel
-	for _, s := range p.steps {
+	for i, s := range p.steps {
+		r.at.Store(int32(i))
 		r.step(s)
 	}
+	r.at.Store(int32(len(p.steps)))
 	// The end: everything resumed, every root shut down, which waits for
 	// the delayed tasks too, then the driver's goroutines.
 	for i := range r.queues {
@@ -867,7 +939,18 @@ func (r *run) inner(ctx context.Context, q int, in inner) {
 		if r.queues[in.q].Go(func() { r.body(context.Background(), id, in.q, body{}, -1) }) != nil {
 			return // refused: counted as Rejected
 		}
+	case innerHang:
+		r.p.hang()
 	}
+}
+
+// lockTwice locks a mutex it holds: the kind of hang the watchdog is for
+// (RunAfter once waited so for a lock it held), which -model.hang lets
+// tasks do.
+func lockTwice() {
+	var mu sync.Mutex
+	mu.Lock()
+	mu.Lock()
 }
 
 // inPlace calls RunSync, with the task's context, on a queue on the task's
