@@ -326,6 +326,16 @@ func (s *Scheduler) Wait(ctx context.Context) error {
 	}
 }
 
+// Idle reports whether s is idle now, as Wait and the idle function (see
+// WithIdleFunc) see it: nothing is queued, reserved or running in s and its
+// subtree, and no Hold holds it.
+func (s *Scheduler) Idle() bool {
+	s.mustBeMade("Idle")
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.isIdleLocked()
+}
+
 // A Hold keeps its Scheduler from counting as idle until Release: neither
 // Wait nor the idle function (see WithIdleFunc) sees it idle meanwhile. It
 // holds that Scheduler alone: a Hold on a child keeps none of its targets

@@ -98,6 +98,7 @@ func TestZeroSchedulerPanics(t *testing.T) {
 		"Closed":         func() { s.Closed() },
 		"Wait":           func() { s.Wait(context.Background()) },
 		"Stats":          func() { s.Stats() },
+		"Idle":           func() { s.Idle() },
 		"Limit":          func() { s.Limit() },
 		"Suspend":        func() { s.Suspend() },
 		"Resume":         func() { s.Resume() },
@@ -494,6 +495,48 @@ func TestHoldIsItsSchedulersAlone(t *testing.T) {
 		if err := child.Wait(t.Context()); err != nil {
 			t.Errorf("the child's Wait after Release = %v; want nil", err)
 		}
+	})
+}
+
+// TestIdle: Idle reports what Wait waits for: a Scheduler is not idle while
+// an item is queued or running, while a reservation is neither used nor
+// canceled (in it or in a child), or while a Hold holds it; Stats, which
+// shows no reservation, would call it idle in the last two.
+func TestIdle(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		root := scheduler.New(1)
+		child := scheduler.New(1, scheduler.WithTarget(root))
+		expect := func(when string, want bool) {
+			t.Helper()
+			if got := root.Idle(); got != want {
+				t.Errorf("%s: Idle() = %v; want %v", when, got, want)
+			}
+		}
+		expect("new", true)
+		gate := make(chan struct{})
+		root.Enqueue(scheduler.Func(func() { <-gate }))
+		expect("an item queued", false)
+		synctest.Wait()
+		expect("an item running", false)
+		close(gate)
+		synctest.Wait()
+		expect("the item done", true)
+		r, err := child.Reserve()
+		if err != nil {
+			t.Fatal(err)
+		}
+		expect("a child's reservation", false)
+		r.Cancel()
+		expect("the reservation canceled", true)
+		r, _ = root.Reserve()
+		expect("a reservation", false)
+		r.Enqueue(scheduler.Func(func() {}))
+		synctest.Wait()
+		expect("the reserved item done", true)
+		h := root.Hold()
+		expect("held", false)
+		h.Release()
+		expect("released", true)
 	})
 }
 

@@ -61,8 +61,8 @@ func (q *Queue) SetLimit(n int) {
 // on it or on a target above it.
 func (q *Queue) isClosed() bool { return q.s.Closed() }
 
-// idle reports whether q has no task queued, delayed or running.
-func (q *Queue) idle() bool {
-	st := q.s.Stats()
-	return st.Pending == 0 && st.Running == 0 && q.delayedCount() == 0
-}
+// idle reports whether q has no task queued, delayed or running: its
+// scheduler is idle, reservations included, which a delayed task holds from
+// its submission until it is queued (also while runDue moves it, out of the
+// heap and not yet queued).
+func (q *Queue) idle() bool { return q.s.Idle() }

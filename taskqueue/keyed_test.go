@@ -242,6 +242,39 @@ func TestKeyedLaneLivesWhileItsDelayedTaskWaits(t *testing.T) {
 	})
 }
 
+// TestKeyedLaneLivesWhileItsDueTaskIsQueued: a lane is not idle while its
+// delayed task, due now, moves from the lane's heap to its scheduler. A
+// submission refused for the key in that instant (a TryGo behind the task)
+// used to find the lane idle, since the task was in neither, and dropped
+// it: the task ran on a lane no longer counted, and Total missed it (the
+// whole-library model caught it, one run in about twenty). The instant is
+// the timer's, when a goroutine that slept as long wakes too: rounds try the
+// two orders.
+func TestKeyedLaneLivesWhileItsDueTaskIsQueued(t *testing.T) {
+	for round := range 1000 {
+		synctest.Test(t, func(t *testing.T) {
+			target := taskqueue.NewSerial()
+			release := block(t, target) // the due task waits for its turn
+			k := taskqueue.NewKeyed[int](target)
+			var ran atomic.Int32
+			k.RunAfter(t.Context(), 1, time.Millisecond, func(context.Context) error { ran.Add(1); return nil })
+			time.Sleep(time.Millisecond)
+			tried := k.TryGo(1, func() { ran.Add(1) })
+			release()
+			target.Close()
+			synctest.Wait()
+			want := uint64(1)
+			if tried {
+				want = 2
+			}
+			if st := k.Total(); st.Completed != want || uint64(ran.Load()) != want || k.Lanes() != 0 {
+				t.Fatalf("round %d: TryGo = %v, %d ran, Total() = %+v, Lanes() = %d; want %d completed, no lane",
+					round, tried, ran.Load(), st, k.Lanes(), want)
+			}
+		})
+	}
+}
+
 // TestKeyedCancelOfADelayedTask: canceling a lane's delayed task gives its
 // room back with the queue's lock released, so that the lane, idle then,
 // retires: its idle function reads the lane's Stats, which takes that lock.

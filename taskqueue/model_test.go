@@ -107,9 +107,15 @@ func TestModel(t *testing.T) {
 	// The report of the last program that hung, the smallest once rapid
 	// has shrunk it: rapid's own output shows only its draws.
 	var hung string
+	// The first program that failed otherwise, which a failure that depends
+	// on the schedule may not shrink from.
+	var first string
 	defer func() {
 		if hung != "" {
 			t.Log(hung)
+		}
+		if first != "" {
+			t.Log(first)
 		}
 	}()
 	rapid.Check(t, func(rt *rapid.T) {
@@ -123,6 +129,9 @@ func TestModel(t *testing.T) {
 				rt.Fatal(hangFailure)
 			}
 			if r.failure != "" {
+				if first == "" {
+					first = fmt.Sprintf("the first program that failed: %s\n%s", r.failure, p)
+				}
 				rt.Fatal(r.failure)
 			}
 		}
