@@ -34,18 +34,25 @@ type Handle struct {
 // task, the node that holds its reservation. Nodes are never changed once
 // pushed, so that any goroutine may walk the list it loaded. Once the task is
 // done, the state is its outcome, which ends the list for good; the task's
-// finisher swaps it in and signals every node of the list it took.
+// finisher swaps it in and signals every node of the list it took. The
+// outcome keeps the channel of Done, if the list had one, so that Done
+// returns the same channel before and after.
 type node struct {
 	next *node
 	kind nodeKind
-	err  error                  // outcome: how the task ended
-	ch   chan struct{}          // doneChan: closed when done; waitChan: receives once
+	err  error // outcome: how the task ended
+	// ch: doneChan: closed when done; waitChan: receives once; outcome: the
+	// doneChan's, if Done was called while pending; roomWaiting: closed when
+	// the wait ends.
+	ch   chan struct{}
 	stop func() bool            // doneChan: stops the watch of the task's context
 	res  *scheduler.Reservation // delayed: the room the task holds
 	call func() bool            // callback: called when done; reports whether it passed the outcome on to a watcher
 	prev *Handle                // thenWaiting: the task the continuation follows
 	// waitChan: waiting, then delivered by finish or abandoned by its Wait,
 	// whichever swaps first, so that a Wait that gave up is no watcher.
+	// outcome: delivered once ch is closed (see closeDone). roomWaiting:
+	// abandoned when the wait gave up for a canceler (see cancelRoomWait).
 	wait atomic.Uint32
 }
 
@@ -168,12 +175,27 @@ func (h *Handle) Done() <-chan struct{} {
 }
 
 // doneChan returns the channel of Done for an outcome node: the one handed
-// out while the task was pending, or closedChan.
+// out while the task was pending, closed (by this call, if the finisher has
+// not got to it yet), or closedChan.
 func (n *node) doneChan() <-chan struct{} {
-	if n.ch != nil {
-		return n.ch
+	if n.ch == nil {
+		return closedChan
 	}
-	return closedChan
+	n.closeDone()
+	return n.ch
+}
+
+// closeDone closes, once, the channel of Done that the outcome node n keeps,
+// and returns once it is closed: the finisher and every Done that finds the
+// outcome race to close it, and those that lose wait for the instant it
+// takes the winner to, so that no Done returns an open channel once the task
+// is done.
+func (n *node) closeDone() {
+	if n.wait.CompareAndSwap(waitWaiting, waitDelivered) {
+		close(n.ch)
+		return
+	}
+	<-n.ch
 }
 
 // find returns the first node of kind in the list from top, or nil.
@@ -341,10 +363,10 @@ func (h *Handle) reservation() *scheduler.Reservation {
 // continuation or a group; not the channel of Done, whose readers may have
 // left.
 func (h *Handle) finish(err error) (watched bool) {
-	var list *node
+	var list, out *node
 	for {
 		top := h.state.Load()
-		out := succeeded
+		out = succeeded
 		if dc := find(top, doneChan); err != nil || dc != nil {
 			out = &node{kind: outcome, err: err}
 			if dc != nil {
@@ -362,7 +384,7 @@ func (h *Handle) finish(err error) (watched bool) {
 			if n.stop != nil {
 				n.stop()
 			}
-			close(n.ch) // the channel's readers may have left: no watcher
+			out.closeDone() // out keeps n's channel; its readers may have left: no watcher
 		case waitChan:
 			if n.wait.CompareAndSwap(waitWaiting, waitDelivered) {
 				n.ch <- struct{}{}

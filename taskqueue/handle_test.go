@@ -514,3 +514,32 @@ func TestDoneReturnsTheSameChannel(t *testing.T) {
 		q.Close()
 	})
 }
+
+// TestDoneIsClosedOnceIsDone: the channel of Done, asked for while the task
+// was pending, is closed by the time anyone sees the task done: the
+// outcome keeps it, and whoever finds the outcome first closes it, the
+// finisher or a Done racing with it.
+func TestDoneIsClosedOnceIsDone(t *testing.T) {
+	q := taskqueue.NewConcurrent(2)
+	ctx := context.Background()
+	for round := range 2000 {
+		gate := make(chan struct{})
+		h := q.RunAsync(ctx, func(context.Context) error { <-gate; return nil })
+		first := h.Done()
+		seen := make(chan bool)
+		go func() {
+			for !h.IsDone() {
+				runtime.Gosched()
+			}
+			seen <- testkit.IsClosed(h.Done())
+		}()
+		close(gate)
+		if !<-seen {
+			t.Fatalf("round %d: Done() returned an open channel once IsDone reported true", round)
+		}
+		if h.Done() != first {
+			t.Fatalf("round %d: Done() returned another channel once the task was done", round)
+		}
+	}
+	q.Close()
+}
