@@ -276,6 +276,7 @@ func TestStuckGoroutines(t *testing.T) {
 // as if nothing had happened: nothing leaks.
 func TestWatchdogFindsAMutexHang(t *testing.T) {
 	var mu sync.Mutex
+	var freed atomic.Bool // the hang ended: the test unlocked the mutex
 	p := &program{
 		queues: []mqueue{{parent: -1, serial: true, limit: 1}},
 		steps: []step{
@@ -285,6 +286,7 @@ func TestWatchdogFindsAMutexHang(t *testing.T) {
 		hang: func() {
 			mu.Lock()
 			mu.Lock() // for good, until the test unlocks it
+			freed.Store(true)
 			mu.Unlock()
 		},
 	}
