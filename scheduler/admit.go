@@ -53,6 +53,9 @@ type gate struct {
 	// holds more slots than its limit. unlock sets it; the turns of s's
 	// subtree read it without s.mu before they take each item (heldAbove).
 	holds atomic.Bool
+	// queued counts the barriers ever queued, Requeue's included: written
+	// under s.mu, read without it (see Barriers).
+	queued atomic.Uint64
 }
 
 // admitLocked is the Scheduler's one rule for starting work: it reports

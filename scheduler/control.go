@@ -55,3 +55,15 @@ func (s *Scheduler) Held() bool {
 	s.mustBeMade("Held")
 	return s.gate.holds.Load() || s.heldAbove()
 }
+
+// Barriers returns how many barriers have been queued on s so far. An item
+// that starts work of its own piece by piece (a group's runner) notes it
+// when it is queued, and each piece when it is submitted to the item: a
+// piece submitted after a barrier that was queued behind the item must not
+// start before that barrier has run, so the item hands that piece and the
+// rest back to the list (see Requeue), behind the barrier. It reads an
+// atomic only.
+func (s *Scheduler) Barriers() uint64 {
+	s.mustBeMade("Barriers")
+	return s.gate.queued.Load()
+}

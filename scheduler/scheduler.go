@@ -189,6 +189,7 @@ func (s *Scheduler) pushLocked(t Task) ID {
 	s.waits.pushedLocked(id, s.list.live)
 	if isBarrier(t) {
 		s.gate.barriers++
+		s.gate.queued.Add(1)
 	}
 	s.books.busy = true
 	return id

@@ -99,6 +99,7 @@ func TestZeroSchedulerPanics(t *testing.T) {
 		"Wait":           func() { s.Wait(context.Background()) },
 		"Stats":          func() { s.Stats() },
 		"Idle":           func() { s.Idle() },
+		"Barriers":       func() { s.Barriers() },
 		"Limit":          func() { s.Limit() },
 		"Suspend":        func() { s.Suspend() },
 		"Resume":         func() { s.Resume() },
@@ -537,6 +538,30 @@ func TestIdle(t *testing.T) {
 		expect("held", false)
 		h.Release()
 		expect("released", true)
+	})
+}
+
+// TestBarriersCount: Barriers counts the barriers queued on a Scheduler
+// (those that Requeue queues again too), not its other items, nor those of
+// its children.
+func TestBarriersCount(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		root := scheduler.New(2)
+		child := scheduler.New(1, scheduler.WithTarget(root))
+		root.Enqueue(scheduler.Func(func() {}))
+		child.Enqueue(scheduler.Barrier(scheduler.Func(func() {})))
+		if n := root.Barriers(); n != 0 {
+			t.Errorf("Barriers() = %d with no barrier of its own; want 0", n)
+		}
+		root.Enqueue(scheduler.Barrier(scheduler.Func(func() {})))
+		root.Requeue(scheduler.Barrier(scheduler.Func(func() {})))
+		synctest.Wait()
+		if n := root.Barriers(); n != 2 {
+			t.Errorf("Barriers() = %d after a barrier queued and one queued again; want 2", n)
+		}
+		if n := child.Barriers(); n != 1 {
+			t.Errorf("the child's Barriers() = %d; want 1", n)
+		}
 	})
 }
 

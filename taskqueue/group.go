@@ -37,6 +37,10 @@ import (
 // ones have returned, with the context's error, unless no member was kept
 // from running by it.
 //
+// Members are tasks of the queue: a member added after a barrier (see
+// RunBarrier) starts once the barrier has run, and one added before it ends
+// before the barrier starts.
+//
 // The queue's Stats count members as its tasks once they end: Completed,
 // Failed and Panicked for those that ran, Canceled for those that never
 // started. Members waiting in the group do not count as Queued; the
@@ -80,6 +84,7 @@ type Group struct {
 	first    error // the cause of the cancel: a member's error, or ctx's
 	byMember bool  // first is a member's error
 	lost     bool  // a member never ran because the group was canceled
+	late     error // WithCancelOnError: the first error of a member that failed after the context canceled the group
 	queuedAt int   // members that had not started when it was canceled
 	cond     sync.Cond
 }
@@ -237,6 +242,7 @@ func (g *Group) add(m *member) {
 		g.mu.Unlock()
 		return
 	}
+	m.barriers = g.q.s.Barriers()
 	for {
 		top := g.pending.Load()
 		m.next = top
@@ -346,6 +352,9 @@ func (g *Group) result() error {
 	}
 	if g.failFast && g.byMember {
 		return g.first
+	}
+	if g.failFast && ctxErr == nil {
+		return g.late // the context kept no member from running: a member's error counts
 	}
 	if g.failFast {
 		return ctxErr

@@ -428,6 +428,60 @@ func TestGroupContextDoneWhileAMemberRuns(t *testing.T) {
 	})
 }
 
+// TestCancelOnErrorGroupKeepsALateFailure: a group made WithCancelOnError
+// whose context ends while its only member runs kept no member from running:
+// Wait returns the member's failure, as it would without the option, not
+// nil, however the context ends (Wait's own, done at the call or later, or
+// the group's), and a panic is Wait's to return, not the handler's.
+func TestCancelOnErrorGroupKeepsALateFailure(t *testing.T) {
+	boom := errors.New("boom")
+	for _, kind := range []string{"serial", "concurrent"} {
+		for _, end := range []string{"Wait's context done at the call", "Wait's context ends", "the group's context ends"} {
+			for _, panics := range []bool{false, true} {
+				t.Run(fmt.Sprintf("%s/%s/panics=%v", kind, end, panics), func(t *testing.T) {
+					synctest.Test(t, func(t *testing.T) {
+						var handled []*taskqueue.PanicError
+						opt := taskqueue.WithPanicHandler(func(p *taskqueue.PanicError) { handled = append(handled, p) })
+						q := taskqueue.NewSerial(opt)
+						if kind == "concurrent" {
+							q = taskqueue.NewConcurrent(2, opt)
+						}
+						gctx, gcancel := context.WithCancel(t.Context())
+						defer gcancel()
+						g := taskqueue.NewGroup(gctx, q, taskqueue.WithCancelOnError())
+						g.Go(func(context.Context) error {
+							time.Sleep(time.Millisecond)
+							if panics {
+								panic(boom)
+							}
+							return boom
+						})
+						synctest.Wait() // the member runs
+						wctx, wcancel := context.WithCancel(t.Context())
+						switch end {
+						case "Wait's context done at the call":
+							wcancel()
+						case "Wait's context ends":
+							time.AfterFunc(time.Microsecond, wcancel)
+						default:
+							gcancel()
+						}
+						err := g.Wait(wctx)
+						wcancel()
+						if !errors.Is(err, boom) {
+							t.Errorf("%s queue, %s, member panics %v: Wait = %v; want the member's boom", kind, end, panics, err)
+						}
+						if len(handled) != 0 {
+							t.Errorf("%s queue, %s: the handler got %v; want nothing, Wait returned it", kind, end, handled)
+						}
+						q.Close()
+					})
+				})
+			}
+		}
+	}
+}
+
 // TestGroupCloseNowRacesTheMembers: CloseNow races a group's members on
 // real time: those left waiting in the group when CloseNow drops the group's
 // tasks fail with ErrClosed, Wait returns, and every member ran or was
@@ -790,6 +844,42 @@ func TestGroupWaitCancelsTheMembersContext(t *testing.T) {
 					t.Errorf("Group.Wait returned; the members' context has error %v, and the goroutine watching it still waits", members.Err())
 				}
 				cancel() // so that a failing run ends the goroutine too
+				q.Close()
+			})
+		})
+	}
+}
+
+// TestGroupMembersKeepToBarriers: members are tasks of their queue under its
+// rules, barriers included: a member added after RunBarrier starts once the
+// barrier's function has returned, though a runner of the group, queued
+// before the barrier, runs on; members added before the barrier end before
+// it starts.
+func TestGroupMembersKeepToBarriers(t *testing.T) {
+	for _, limit := range []int{1, 2, 4} {
+		t.Run(fmt.Sprint("limit=", limit), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				q := taskqueue.NewConcurrent(limit)
+				var log testkit.Log
+				g := taskqueue.NewGroup(t.Context(), q)
+				g.Go(func(context.Context) error { log.Add("m1"); time.Sleep(10 * time.Millisecond); return nil })
+				g.Go(func(context.Context) error { log.Add("m2"); return nil })
+				synctest.Wait() // m1 runs, m2 waits in the group
+				b := q.RunBarrier(t.Context(), func(context.Context) error {
+					log.Add("barrier")
+					time.Sleep(time.Millisecond)
+					log.Add("barrier end")
+					return nil
+				})
+				g.Go(func(context.Context) error { log.Add("m3"); return nil })
+				g.Go(func(context.Context) error { log.Add("m4"); return nil })
+				if err := g.Wait(t.Context()); err != nil {
+					t.Fatal(err)
+				}
+				b.Wait(t.Context())
+				if got, want := log.Take(), []string{"m1", "m2", "barrier", "barrier end", "m3", "m4"}; !slices.Equal(got, want) {
+					t.Errorf("order %v; want %v", got, want)
+				}
 				q.Close()
 			})
 		})

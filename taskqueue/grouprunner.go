@@ -20,6 +20,10 @@ const runnerQuantum = 64
 type groupRunner struct {
 	g     *Group
 	first *member // a member that TryGo gave it, to run before the others; nil once it ran
+	// barriers is the count of barriers queued on the group's queue when
+	// the runner was queued, or less: the members added after a barrier
+	// queued behind the runner wait for that barrier (see Run).
+	barriers uint64
 }
 
 // wakeRunner queues a runner for the pending members unless the group has
@@ -28,7 +32,7 @@ func (g *Group) wakeRunner() {
 	if !g.addRunner() {
 		return
 	}
-	if _, err := g.q.enqueue(g.ctx, &groupRunner{g: g}); err != nil {
+	if _, err := g.q.enqueue(g.ctx, &groupRunner{g: g, barriers: g.q.s.Barriers()}); err != nil {
 		// A runner is no submission of the user's: the members it leaves
 		// count as canceled (see refuse).
 		g.runnerGone(err)
@@ -77,7 +81,7 @@ func (g *Group) tryGo(m *member) bool {
 		return false
 	}
 	m.i = g.next.Add(1) - 1
-	if !g.q.s.TryEnqueue(&groupRunner{g: g, first: m}) {
+	if !g.q.s.TryEnqueue(&groupRunner{g: g, first: m, barriers: g.q.s.Barriers()}) {
 		g.skip(m.i)
 		g.change(-queuedOne)
 		g.runnerGone(nil)
@@ -140,6 +144,15 @@ func (r *groupRunner) Run(sl scheduler.Slot) {
 			g.runnerGone(nil)
 			return
 		}
+		if m.barriers > r.barriers {
+			// m was added after a barrier that was queued behind this
+			// runner: no task submitted after a barrier starts before it
+			// has run. The runner goes behind it, m and the rest with it.
+			g.unpop(m)
+			normal = true
+			r.requeue()
+			return
+		}
 		if g.q.closedNow.Load() {
 			// CloseNow stops the members that have not started, those a
 			// running runner would reach after it included.
@@ -157,7 +170,7 @@ func (r *groupRunner) Run(sl scheduler.Slot) {
 		// were accepted.
 		if g.hasWaiting() && (n == runnerQuantum || g.q.s.Held()) {
 			normal = true
-			g.q.s.Requeue(r)
+			r.requeue()
 			return
 		}
 	}
@@ -171,7 +184,15 @@ func (g *Group) hasWaiting() bool {
 // handOn queues the runner again when the goroutine that ran it exits, so
 // that the members still run.
 func (r *groupRunner) handOn() {
-	r.g.q.s.Requeue(r)
+	r.requeue()
+}
+
+// requeue hands r back to its queue's list, whatever the queue's state: the
+// members it runs were accepted.
+func (r *groupRunner) requeue() {
+	s := r.g.q.s
+	r.barriers = s.Barriers()
+	s.Requeue(r)
 }
 
 // drop ends a runner that CloseNow took out of the queue. If no other
@@ -213,6 +234,14 @@ func (g *Group) pop() *member {
 	}
 	g.outMu.Unlock()
 	return m
+}
+
+// unpop puts m, which pop returned, back at the front.
+func (g *Group) unpop(m *member) {
+	g.outMu.Lock()
+	m.next = g.out.Load()
+	g.out.Store(m)
+	g.outMu.Unlock()
 }
 
 // takeAll returns every member waiting, in order, and empties the lists.

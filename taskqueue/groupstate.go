@@ -19,6 +19,10 @@ type member struct {
 	f    func(context.Context) error
 	i    int64
 	typ  typedMember // the GroupOf member that embeds this one, or nil
+	// barriers is the count of barriers queued on the group's queue when
+	// the member was added (see scheduler.Scheduler.Barriers): a runner
+	// queued before a later barrier leaves the member to one behind it.
+	barriers uint64
 }
 
 // A typedMember is a member of a GroupOf.
@@ -122,11 +126,25 @@ func (g *Group) refuse(m *member, err error) int {
 // WithCancelOnError, and reports whether Wait will return it.
 func (g *Group) fail(i int64, err error) bool {
 	if g.failFast {
-		return g.abort(err, true)
+		return g.abort(err, true) || g.failLate(err)
 	}
 	g.mu.Lock()
 	g.errs = append(g.errs, memberErr{i, err})
 	g.mu.Unlock()
+	return true
+}
+
+// failLate records err, the error of a member of a group made
+// WithCancelOnError that failed once the group was canceled, and reports
+// whether Wait will return it: the first such error, if the group's context
+// canceled it and kept no member from running (see result).
+func (g *Group) failLate(err error) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.byMember || g.lost || g.late != nil {
+		return false
+	}
+	g.late = err
 	return true
 }
 
