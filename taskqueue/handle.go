@@ -317,7 +317,9 @@ func (h *Handle) notify(f func() bool) {
 // handle then completes with context.Canceled. A task that has started runs
 // to the end: Cancel does not interrupt it (cancel the task's context for
 // that). A canceled delayed task leaves its queue's timer, and its room in a
-// bounded queue is free at once.
+// bounded queue is free at once. Of Cancels of one task from several
+// goroutines at once, one reports true and completes the handle; the others
+// report false, and may return before it is done.
 func (h *Handle) Cancel() bool {
 	h.mustBeMade()
 	return h.tc.q.cancel(h, context.Canceled)

@@ -72,7 +72,9 @@ func logPanic(p *PanicError) {
 // WithPanicHandler sets the function that receives the panics of the queue's
 // tasks that no caller will see otherwise: those of tasks started with Go, of
 // tasks with a Handle that nobody was waiting for when they panicked (in
-// Wait, or through a continuation; the channel of Done counts as no waiting:
+// Wait, or through a continuation that somebody waits for in turn, or that
+// was submitted with a context made by Awaited; a continuation that nobody
+// waits for is no waiting, and the channel of Done counts as none either:
 // the handle completes with the *PanicError all the same), unless they were
 // submitted with a context made by Awaited, of RunSync tasks whose caller
 // stopped waiting, of an Observer's TaskEnded,

@@ -192,8 +192,12 @@ func (q *Queue) RunAsync(ctx context.Context, f func(context.Context) error) *Ha
 // submitted before it has finished, and no task submitted after it starts
 // until f has returned, so f runs alone even on a concurrent queue (GCD's
 // barrier blocks, .NET's ConcurrentExclusiveSchedulerPair). A delayed task
-// counts as submitted when it comes due. On a serial queue a barrier is an
-// ordinary task.
+// counts as submitted when it comes due, and a group's member when it is
+// added. A barrier holds back the queue's own tasks and the turns of its
+// child queues (see WithTarget) that have not begun; a child's turn that
+// runs when the barrier is submitted may run the child's tasks submitted
+// after it before the barrier starts, as a task of the target the child's
+// turn is. On a serial queue a barrier is an ordinary task.
 func (q *Queue) RunBarrier(ctx context.Context, f func(context.Context) error) *Handle {
 	mustCtx("RunBarrier", ctx)
 	if f == nil {
