@@ -365,21 +365,7 @@ func (h *Handle) reservation() *scheduler.Reservation {
 // continuation or a group; not the channel of Done, whose readers may have
 // left.
 func (h *Handle) finish(err error) (watched bool) {
-	var list, out *node
-	for {
-		top := h.state.Load()
-		out = succeeded
-		if dc := find(top, doneChan); err != nil || dc != nil {
-			out = &node{kind: outcome, err: err}
-			if dc != nil {
-				out.ch = dc.ch // closed below: Done keeps returning it
-			}
-		}
-		if h.state.CompareAndSwap(top, out) {
-			list = top
-			break
-		}
-	}
+	list, out := h.settle(err)
 	for n := list; n != nil; n = n.next {
 		switch n.kind {
 		case doneChan:
@@ -401,6 +387,25 @@ func (h *Handle) finish(err error) (watched bool) {
 	watched = watched || h.sleepers.Load() > 0
 	h.done.Done()
 	return watched
+}
+
+// settle swaps in the outcome err for the list of nodes waiting, and returns
+// both. The outcome keeps the list's channel of Done, if it has one, which
+// finish then closes: Done keeps returning it.
+func (h *Handle) settle(err error) (list, out *node) {
+	for {
+		top := h.state.Load()
+		out = succeeded
+		if dc := find(top, doneChan); err != nil || dc != nil {
+			out = &node{kind: outcome, err: err}
+			if dc != nil {
+				out.ch = dc.ch
+			}
+		}
+		if h.state.CompareAndSwap(top, out) {
+			return top, out
+		}
+	}
 }
 
 // mustBeMade panics on a zero Handle: one the queue made has its queue, or
