@@ -26,7 +26,8 @@ import (
 // The model of the whole library. rapid draws a program: a forest of queues
 // (serial and concurrent roots, children and grandchildren, bounded ones), a
 // Keyed on one of them, and a list of steps for a driver goroutine:
-// submissions of every form, groups, cancellations, Suspend and Resume,
+// submissions of every form, continuations (Then) of earlier handles,
+// groups, cancellations, Suspend and Resume,
 // SetLimit, CloseNow, Shutdown, CancelKey and the passing of time. Tasks run
 // small bodies of nested work: runs in their place (from the task, from
 // goroutines it waits for, from an iter.Pull body it drives), waits for work
@@ -209,6 +210,7 @@ const (
 	formBarrier
 	formFuture
 	formRunSync
+	formThen // a continuation of the latest handle, or RunAsync while there is none
 	numForms
 )
 
@@ -462,9 +464,10 @@ type fifo struct {
 
 // tracked is a handle the driver holds, with the function's identity.
 type tracked struct {
-	h  *taskqueue.Handle
-	id int
-	q  int // -1 for a lane
+	h    *taskqueue.Handle
+	id   int
+	q    int               // -1 for a lane
+	prev *taskqueue.Handle // a continuation's antecedent, whose failure is its own; nil for others
 }
 
 func (r *run) fail(format string, args ...any) {
@@ -626,11 +629,15 @@ func (r *run) step(s step) {
 		}
 	case stepCloseNow:
 		synctest.Wait() // nothing else cancels meanwhile: the count is exact
+		// Looking at the antecedents (IsDone) cancels those whose context is
+		// done, which must count before CloseNow does.
+		waiting := r.continuationsWaiting(s.q)
 		before := r.canceled(s.q)
 		n := r.queues[s.q].CloseNow()
 		synctest.Wait()
-		if got := r.canceled(s.q) - before; uint64(n) != got {
-			r.fail("CloseNow of q%d returned %d; Stats.Canceled grew by %d", s.q, n, got)
+		got := r.canceled(s.q) - before - r.endedWithTheirAntecedents(waiting)
+		if uint64(n) != got {
+			r.fail("CloseNow of q%d returned %d; Stats.Canceled grew by %d, continuations that ended with their antecedents aside", s.q, n, got)
 		}
 	case stepShutdown:
 		ctx, cancel := context.WithTimeout(context.Background(), s.d)
@@ -646,6 +653,33 @@ func (r *run) step(s step) {
 	case stepRest:
 		synctest.Wait()
 	}
+}
+
+// continuationsWaiting returns the tracked continuations of q that wait for
+// their antecedents, which have not ended.
+func (r *run) continuationsWaiting(q int) []tracked {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var ts []tracked
+	for _, tr := range r.handles {
+		if tr.q == q && tr.prev != nil && !tr.h.IsDone() && !tr.prev.IsDone() {
+			ts = append(ts, tr)
+		}
+	}
+	return ts
+}
+
+// endedWithTheirAntecedents counts those of ts that have ended with their
+// antecedent's failure, as Then says: CloseNow canceled the antecedent, and
+// the continuation, canceled in turn, is not CloseNow's count.
+func (r *run) endedWithTheirAntecedents(ts []tracked) uint64 {
+	var n uint64
+	for _, tr := range ts {
+		if err := tr.h.Err(); err != nil && err == tr.prev.Err() {
+			n++
+		}
+	}
+	return n
 }
 
 // canceled returns the Canceled count of q: CloseNow cancels q's own tasks
@@ -719,6 +753,21 @@ func (r *run) submit(s step) {
 	case formFuture:
 		f := taskqueue.RunAsync(ctx, q, func(tctx context.Context) (int, error) { return id, task(tctx) })
 		r.track(&f.Handle, id, s.q)
+	case formThen:
+		r.mu.Lock()
+		var prev *taskqueue.Handle
+		if n := len(r.handles); n > 0 {
+			prev = r.handles[n-1].h
+		}
+		r.mu.Unlock()
+		if prev == nil {
+			r.track(q.RunAsync(ctx, task), id, s.q)
+			return
+		}
+		h := prev.Then(ctx, q, task)
+		r.mu.Lock()
+		r.handles = append(r.handles, tracked{h: h, id: id, q: s.q, prev: prev})
+		r.mu.Unlock()
 	case formRunSync:
 		if s.body.end == endGoexit {
 			s.body.end = endReturn // it would end the driver
@@ -740,7 +789,7 @@ func (r *run) noSeq(q, seq int) {
 
 func (r *run) track(h *taskqueue.Handle, id, q int) {
 	r.mu.Lock()
-	r.handles = append(r.handles, tracked{h, id, q})
+	r.handles = append(r.handles, tracked{h: h, id: id, q: q})
 	r.mu.Unlock()
 }
 
@@ -1085,6 +1134,8 @@ func (r *run) check() {
 			// The body's end is checked by the Stats below.
 		case errors.Is(err, taskqueue.ErrClosed), errors.Is(err, taskqueue.ErrQueueFull),
 			errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		case tr.prev != nil && err != nil && err == tr.prev.Err():
+			// A continuation whose antecedent failed ends with its error.
 		default:
 			r.fail("a handle of q%d whose function never ran ended with %v", tr.q, err)
 		}

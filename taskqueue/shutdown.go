@@ -50,7 +50,10 @@ func (q *Queue) Shutdown(ctx context.Context) error {
 // Running tasks go on; Shutdown waits for them. The queues that target q
 // (its children and the lanes of a Keyed) are closed to new tasks, as by
 // Close, and run what they had accepted: CloseNow on each cancels theirs.
-// CloseNow panics on the default queues, which are shared.
+// A continuation (see Then) of a task that CloseNow cancels ends with that
+// task's error, as Then says, and counts in Stats as canceled, but not in
+// the count CloseNow returns: that counts the tasks CloseNow took out of q
+// itself. CloseNow panics on the default queues, which are shared.
 func (q *Queue) CloseNow() int {
 	q.mustNotBeDefault("CloseNow")
 	return q.cancelPending(ErrClosed, true)
