@@ -97,8 +97,8 @@
 // queue's panic handler (see [WithPanicHandler]; by default log/slog's
 // default logger) when no caller receives it: the panics of tasks started
 // with Go, of tasks with a handle that nobody was waiting for (in Wait, or
-// through a continuation that somebody waits for, in turn) when they panicked, and of group members whose
-// error Wait will not return. So no panic goes unseen. The channel of Done
+// through a continuation that somebody waits for, in turn) when they
+// panicked, and of group members whose error Wait will not return. So no panic goes unseen. The channel of Done
 // counts as no waiting, since whoever selects on it may have left: a panic
 // seen through it (and then Err) has gone to the handler too. A caller that will wait for a
 // task submits it with a context made by [Awaited]: the task's panic is

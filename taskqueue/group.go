@@ -15,8 +15,8 @@ import (
 // under the queue's rules, among its other tasks, and a group adds no
 // goroutine: members wait in the group, and a few tasks of the queue (its
 // limit when the group was made, or WithGroupLimit's, even above the
-// queue's: the extra ones wait their turn as tasks do), run them one after the other, so that a member costs no
-// hand-off of its own; each such task lets the queue's other tasks go first
+// queue's: the extra ones wait their turn as tasks do), run them one after
+// the other, so that a member costs no hand-off of its own; each such task lets the queue's other tasks go first
 // every 64 members. On a queue that runs one task at a
 // time, or WithGroupLimit(1), members run in the order they were added.
 //
