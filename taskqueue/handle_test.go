@@ -34,8 +34,8 @@ type handleMachine struct {
 
 func (m *handleMachine) Done(t *rapid.T) {
 	ch := m.p.Handle().Done()
-	if m.done != nil && ch != m.done && !m.finished {
-		t.Fatal("Done returned two channels for one pending task")
+	if m.done != nil && ch != m.done {
+		t.Fatalf("Done returned two channels for one task (finished: %v)", m.finished)
 	}
 	if m.done == nil {
 		m.done = ch
